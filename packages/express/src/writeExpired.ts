@@ -144,9 +144,22 @@ export function headUnsent(res: ServerResponse): boolean {
   if (typeof out._header !== 'string' || out._headerSent !== false) return false
   // Body bytes written: on Node 24 `_headerSent` stays false after a
   // `write()` (the chunk waits in the response's own buffer, the head to go
-  // with it), so only the bytes waiting tell a started response apart.
-  if (res.writableLength !== 0) return false
+  // with it), so only the bytes waiting tell a started response apart. Not
+  // an interim head waiting there (a `103 Early Hints` written while the
+  // response was queued behind another pipelined one): no byte of this
+  // answer. Counted, the head it stored read as a started stream, ended at
+  // the deadline: the caller read an empty 200 in place of its 504.
+  if (res.writableLength !== interimWaiting(res)) return false
   return res.getHeader('content-encoding') === undefined
+}
+
+/** The bytes of interim heads (see `interim`) waiting in the response's own buffer. */
+function interimWaiting(res: ServerResponse): number {
+  const pending = (res as ServerResponse & { outputData?: Pending[] }).outputData
+  if (!Array.isArray(pending)) return 0
+  let size = 0
+  for (const entry of pending) if (interim(entry)) size += (entry.data as string).length
+  return size
 }
 
 /**

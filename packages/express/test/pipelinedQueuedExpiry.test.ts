@@ -1,5 +1,5 @@
 import type { Socket } from 'node:net'
-import { afterEach, describe, expect, it, vi } from 'vitest'
+import { afterEach, describe, expect, it, onTestFinished, vi } from 'vitest'
 import { deadline, type IngressEndMessage, type IngressExpireMessage } from '../src/index.js'
 import { pipelined, pipelinedGet } from './support/pipelined.js'
 import { aborted, deferred, listen, majors, type Running, record } from './support/servers.js'
@@ -76,6 +76,74 @@ describe.each(majors)('a pipelined response queued when its deadline expires ($n
     expect(sampled.answers).toHaveLength(1)
     expires.stop()
     ends.stop()
+  })
+
+  it('a head stored after a 103 Early Hints is no start: it gets its 504 after the hints, a cancelled one too', async () => {
+    const gate = deferred()
+    const expires = record<IngressExpireMessage>('hourglass:ingress:expire')
+    const ends = record<IngressEndMessage>('hourglass:ingress:end')
+    // However the test ends: unanswered, the cancelled one held the
+    // connection, whose close would end these requests in the next test.
+    onTestFinished(async () => {
+      for (const socket of sockets.splice(0)) socket.destroy()
+      await ends.count(3)
+      expires.stop()
+      ends.stop()
+    })
+    const app = major.app()
+    app.use(deadline({ defaultMs: 30_000, reserveMs: 0 }))
+    app.get(
+      '/slow',
+      major.route(async (_req, res) => {
+        await gate.promise
+        res.json({ slow: true })
+      }),
+    )
+    app.get(
+      '/hinted',
+      major.route(async (req, res) => {
+        // Queued: Node buffers the 103 in the response's own output, where
+        // it read as body written — a stored head taken for a started
+        // stream, ended: the caller read an empty 200.
+        res.writeEarlyHints({ link: '</app.css>; rel=preload; as=style' })
+        res.writeHead(200, { 'content-type': 'text/event-stream' })
+        await aborted(req.deadline.signal)
+      }),
+    )
+    app.get('/stopped', (req, res) => {
+      res.writeEarlyHints({ link: '</app.js>; rel=preload; as=script' })
+      res.writeHead(200, { 'content-type': 'text/event-stream' })
+      // Its work stopped, no answer yet: the 504 is still due at the
+      // deadline. Taken for a started stream, none was: the caller waited
+      // until it gave up.
+      req.deadline.cancel(new Error('upstream gone'))
+    })
+    const server = await listen(app)
+    running.push(server)
+    const connection = await pipeline(
+      server,
+      get('/slow') + get('/hinted', 100) + get('/stopped', 100),
+    )
+    await expires.count(2)
+    gate.resolve()
+    await ends.count(3)
+    const text = await connection.text()
+    expect([...text.matchAll(/HTTP\/1\.1 (\d+)/g)].map((m) => m[1])).toEqual([
+      '200',
+      '103',
+      '504',
+      '103',
+      '504',
+    ])
+    expect(text).toContain('Link: </app.css>; rel=preload; as=style')
+    expect(text).toContain('{"error":"deadline_exceeded","budgetMs":100,')
+    expect(text).not.toContain('text/event-stream')
+    expect(expires.messages.map((m) => m.action)).toEqual(['504', '504'])
+    expect(ends.messages.map((m) => [m.statusCode, m.outcome])).toEqual([
+      [200, 'ok'],
+      [504, 'expired'],
+      [504, 'expired'],
+    ])
   })
 
   it('a stream past the high-water mark is ended cleanly, not destroyed with the shared connection', async () => {
