@@ -19,6 +19,7 @@ import type { EgressErrorDetails, EgressPhase } from './errors/EgressError.js'
 import { HeadersTimeoutError } from './errors/HeadersTimeoutError.js'
 import type { PhaseLimits } from './options.js'
 import { queuedBytes } from './queuedBytes.js'
+import { resetUpload } from './resetUpload.js'
 
 /** Per-phase durations of one attempt, ms. A phase that did not happen (keep-alive, IP literal) is undefined. */
 export interface AttemptTimings {
@@ -175,6 +176,12 @@ export class Attempt {
   #upload: (() => number | undefined) | undefined
   /** Its reading at the last look. */
   #reading: number | undefined
+  /**
+   * The HTTP/2 stream this attempt's upload goes out on (`watchStream`):
+   * reset, not ended, when the upload is cut short (`cutUpload`). Kept past
+   * the attempt's end: the read that cuts an answered upload comes after.
+   */
+  #h2Upload: Http2Stream | undefined
 
   constructor(init: AttemptInit) {
     this.init = init
@@ -335,6 +342,7 @@ export class Attempt {
    * stream's buffer is empty, the limit counts the server's silence.
    */
   watchStream(stream: Http2Stream, socket: Socket): void {
+    this.#h2Upload = stream
     let counted = socket.bytesWritten
     this.#watch(() => {
       if (stream.destroyed || socket.destroyed) return undefined
@@ -348,6 +356,17 @@ export class Attempt {
     if (this.state !== 'headers') return
     this.#upload = read
     this.#reading = read()
+  }
+
+  /**
+   * The upload stops short of its end (the attempt failed, or createFetch
+   * stopped the rest of a body the server answered early): over HTTP/2 its
+   * stream is reset (RST_STREAM CANCEL), so the server reads an aborted
+   * request, not the part sent as the whole body (`resetUpload`). Over
+   * HTTP/1 undici destroys the socket of a request whose upload it leaves.
+   */
+  cutUpload(): void {
+    if (this.#h2Upload !== undefined) resetUpload(this.#h2Upload)
   }
 
   /** The synchronous part of the request's write is over: where the upload stands now is the next look's reference. */
@@ -453,6 +472,10 @@ export class Attempt {
     this.error = error
     this.#clear()
     this.#upload = undefined
+    // Failed with its upload still going: reset before undici's abort (run
+    // by the abort handlers below) closes the stream with NO_ERROR, which a
+    // server reads as the body's end.
+    if (error !== undefined) this.cutUpload()
     this.#abortHandlers = NONE
     const { signal } = this.init
     this.#offDeadline?.()

@@ -266,7 +266,11 @@ export function createFetch(
         // undici's fetch read on from the caller's stream (a file read to
         // its end, an endless generator for ever) to drop every chunk. Once
         // the body was all sent, there is nothing left to stop.
-        if (upload) started.onFinish((ended) => upload?.stop(ended.error))
+        // Over HTTP/2 the rest is reset, not ended, should undici read on
+        // (Attempt.cutUpload): its end read as the whole upload.
+        if (upload) {
+          started.onFinish((ended) => upload?.stop(ended.error, () => ended.cutUpload()))
+        }
       },
     }
     const theirs = init.dispatcher ?? undefined

@@ -4,9 +4,16 @@ import { Readable } from 'node:stream'
 export interface StoppableBody {
   /** What undici's fetch is given in place of the caller's body. */
   readonly body: ReadableStream<unknown> | AsyncIterable<unknown>
-  /** The call ended: stop reading the caller's body and cancel it with `reason`. */
-  stop(reason: unknown): void
+  /**
+   * The call ended: stop reading the caller's body and cancel it with
+   * `reason`. `cut`, when given, runs if the body is read after that (the
+   * upload was not over): the end undici then writes would read as the
+   * body's, so the request is reset first (`Attempt.cutUpload`).
+   */
+  stop(reason: unknown, cut?: () => void): void
 }
+
+const DONE: IteratorReturnResult<undefined> = { done: true, value: undefined }
 
 /**
  * A `ReadableStream` or async-iterable request body behind a reader we can
@@ -49,6 +56,7 @@ class StoppableStream implements StoppableBody {
   readonly #source: ReadableStream<unknown>
   #reader: ReadableStreamDefaultReader<unknown> | undefined
   #stopped = false
+  #cut: (() => void) | undefined
 
   constructor(source: ReadableStream<unknown>) {
     this.#source = source
@@ -56,12 +64,14 @@ class StoppableStream implements StoppableBody {
       {
         pull: (controller) => {
           if (this.#stopped) {
+            this.#cutShort()
             controller.close()
             return
           }
           this.#reader ??= this.#source.getReader()
           return this.#reader.read().then(({ done, value }) => {
             if (done || this.#stopped) {
+              if (this.#stopped) this.#cutShort()
               try {
                 controller.close()
               } catch {
@@ -80,9 +90,10 @@ class StoppableStream implements StoppableBody {
     )
   }
 
-  stop(reason: unknown): void {
+  stop(reason: unknown, cut?: () => void): void {
     if (this.#stopped) return
     this.#stopped = true
+    this.#cut = cut
     // A read in progress ends at once (done) with the cancel. A caller's
     // cancel that throws or rejects is its own affair: the call is over.
     const cancelled = this.#reader
@@ -91,6 +102,13 @@ class StoppableStream implements StoppableBody {
         ? undefined
         : this.#source.cancel(reason)
     cancelled?.catch(noop)
+  }
+
+  /** Read after the stop: the upload ends short of the caller's body. */
+  #cutShort(): void {
+    const cut = this.#cut
+    this.#cut = undefined
+    cut?.()
   }
 }
 
@@ -104,6 +122,7 @@ class StoppableIterable implements StoppableBody, AsyncIterable<unknown> {
   readonly #source: AsyncIterable<unknown>
   #iterator: AsyncIterator<unknown> | undefined
   #stopped = false
+  #cut: (() => void) | undefined
 
   constructor(source: AsyncIterable<unknown>) {
     this.#source = source
@@ -112,17 +131,21 @@ class StoppableIterable implements StoppableBody, AsyncIterable<unknown> {
   [Symbol.asyncIterator](): AsyncIterator<unknown> {
     return {
       next: () => {
-        if (this.#stopped) return Promise.resolve({ done: true, value: undefined })
+        if (this.#stopped) return Promise.resolve(this.#cutShort())
         this.#iterator ??= this.#source[Symbol.asyncIterator]()
-        // A read under way when the call ended ends as done, whatever
-        // becomes of the caller's body: a dropped server request destroyed
-        // once its client left failed it (premature close), and undici's
-        // fetch, failing its upload, failed the answer still being read
-        // ("terminated").
-        return Promise.resolve(this.#iterator.next()).catch((error: unknown) => {
-          if (this.#stopped) return { done: true, value: undefined }
-          throw error
-        })
+        return Promise.resolve(this.#iterator.next()).then(
+          // Done once stopped (a Node stream destroyed): cut short, not the upload's end.
+          (result) => (result.done === true && this.#stopped ? this.#cutShort() : result),
+          // A read under way when the call ended ends as done, whatever
+          // becomes of the caller's body: a dropped server request destroyed
+          // once its client left failed it (premature close), and undici's
+          // fetch, failing its upload, failed the answer still being read
+          // ("terminated").
+          (error: unknown) => {
+            if (this.#stopped) return this.#cutShort()
+            throw error
+          },
+        )
       },
       return: (value?: unknown) => {
         this.stop(undefined)
@@ -131,9 +154,10 @@ class StoppableIterable implements StoppableBody, AsyncIterable<unknown> {
     }
   }
 
-  stop(_reason: unknown): void {
+  stop(_reason: unknown, cut?: () => void): void {
     if (this.#stopped) return
     this.#stopped = true
+    this.#cut = cut
     const source = this.#source as unknown as NodeStreamLike
     const nodeStream =
       typeof source.pipe === 'function' &&
@@ -178,6 +202,14 @@ class StoppableIterable implements StoppableBody, AsyncIterable<unknown> {
     } catch {
       // An iterator whose return throws: nothing more we can stop.
     }
+  }
+
+  /** Read after the stop: the upload ends short of the caller's body. */
+  #cutShort(): IteratorReturnResult<undefined> {
+    const cut = this.#cut
+    this.#cut = undefined
+    cut?.()
+    return DONE
   }
 }
 

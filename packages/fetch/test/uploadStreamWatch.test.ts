@@ -7,14 +7,17 @@ import { Attempt } from '../src/Attempt.js'
 // The headers limit's look at an HTTP/2 upload (Attempt.watchStream), on a
 // manual clock with the stream and the session's socket reduced to the
 // fields it reads: the stream's own buffer (`writableLength`, which holds a
-// body written in one piece whole until its last byte is sent) and what the
-// session's socket has written (`bytesWritten`, every stream's frames). The
+// body written in one piece whole until its last byte is sent; that body's
+// end is written with it, `writableEnded`, so a failed attempt leaves the
+// stream to undici: Attempt.cutUpload) and what the session's socket has
+// written (`bytesWritten`, every stream's frames). The
 // real thing, over a real HTTP/2 server, is h2UploadAnswered.timing.test.ts.
 
 const LIMIT_MS = 1000
 
 interface FakeStream {
   writableLength: number
+  writableEnded: boolean
   destroyed: boolean
 }
 interface FakeSocket {
@@ -47,7 +50,7 @@ function uploading(stream: FakeStream, socket: FakeSocket) {
 const code = (attempt: Attempt) => (attempt.reason as { code?: string } | undefined)?.code
 
 it('waits again while the session writes and the stream still holds the upload; fails once the session stops', () => {
-  const stream = { writableLength: 6e6, destroyed: false }
+  const stream = { writableLength: 6e6, writableEnded: true, destroyed: false }
   const socket = { bytesWritten: 1e5, destroyed: false }
   const { attempt, clock } = uploading(stream, socket)
 
@@ -64,7 +67,7 @@ it('waits again while the session writes and the stream still holds the upload; 
 })
 
 it('a PING or two on a stalled session is not the upload moving', () => {
-  const stream = { writableLength: 6e6, destroyed: false }
+  const stream = { writableLength: 6e6, writableEnded: true, destroyed: false }
   const socket = { bytesWritten: 1e5, destroyed: false }
   const { attempt, clock } = uploading(stream, socket)
 
@@ -74,7 +77,7 @@ it('a PING or two on a stalled session is not the upload moving', () => {
 })
 
 it('PINGs piling up over many looks count once they pass 16 KB, not at every look', () => {
-  const stream = { writableLength: 6e6, destroyed: false }
+  const stream = { writableLength: 6e6, writableEnded: true, destroyed: false }
   const socket = { bytesWritten: 16 * 1024 - 100, destroyed: false }
   const { attempt, clock } = uploading(stream, socket)
 
@@ -84,7 +87,7 @@ it('PINGs piling up over many looks count once they pass 16 KB, not at every loo
 })
 
 it('the stream’s buffer emptying is a move; after it, other streams writing do not hold the limit off', () => {
-  const stream = { writableLength: 6e6, destroyed: false }
+  const stream = { writableLength: 6e6, writableEnded: true, destroyed: false }
   const socket = { bytesWritten: 1e5, destroyed: false }
   const { attempt, clock } = uploading(stream, socket)
 
@@ -98,7 +101,7 @@ it('the stream’s buffer emptying is a move; after it, other streams writing do
 })
 
 it('a stream already destroyed is not watched: the limit fires', () => {
-  const stream = { writableLength: 6e6, destroyed: true }
+  const stream = { writableLength: 6e6, writableEnded: true, destroyed: true }
   const socket = { bytesWritten: 1e5, destroyed: false }
   const { attempt, clock } = uploading(stream, socket)
   socket.bytesWritten += 5e5
