@@ -473,6 +473,60 @@ describe('hostile request bodies get a 4xx naming the problem, never a 500', () 
     expect(r.error?.message).toBe(`messages[0]${shown}: unknown field`)
   })
 
+  it('a "__proto__" key in metadata, logit_bias, a tool\'s parameters or a schema is refused naming it, not dropped: nothing sent', async () => {
+    // JSON.parse keeps the key; zod's records skipped it unchecked, so
+    // `metadata` reached OpenAI as {} and logit_bias passed its token-id check.
+    const proto = (text: string) => `{"__proto__":${text},"a":"1"}`
+    const cases: Array<[param: string, body: string]> = [
+      ['metadata', raw(ok({ metadata: '@@' }), proto('"x"'))],
+      ['logit_bias', raw(ok({ logit_bias: '@@' }), '{"__proto__":1}')],
+      [
+        'tools[0].function.parameters',
+        raw(
+          ok({ tools: [{ type: 'function', function: { name: 'f', parameters: '@@' } }] }),
+          proto('{}'),
+        ),
+      ],
+      [
+        'response_format.json_schema.schema',
+        raw(
+          ok({
+            response_format: { type: 'json_schema', json_schema: { name: 's', schema: '@@' } },
+          }),
+          proto('{}'),
+        ),
+      ],
+    ]
+    const before = fake.requests.length
+    for (const [param, body] of cases) {
+      const r = await post({ name: param, body })
+      expect(r.status, param).toBe(400)
+      expect(r.error?.code, param).toBe('invalid_request')
+      expect(r.error?.param, param).toBe(`${param}.__proto__`)
+      expect(r.error?.message, param).toBe(
+        `${param}.__proto__: a key named "__proto__" cannot be read (JavaScript objects drop it): rename it`,
+      )
+    }
+    expect(fake.requests.length).toBe(before)
+    // The same key deeper down, inside a value the schema does not copy, goes as sent.
+    const nested = await post({
+      name: 'nested',
+      body: raw(
+        ok({
+          tools: [
+            {
+              type: 'function',
+              function: { name: 'f', parameters: { type: 'object', properties: '@@' } },
+            },
+          ],
+        }),
+        proto('{}'),
+      ),
+    })
+    expect(nested.status).toBe(200)
+    expect(fake.requests.at(-1)?.rawBody).toContain('"properties":{"__proto__":{},"a":"1"}')
+  })
+
   it('a field nested exactly 64 levels deep is accepted and reaches the provider intact', async () => {
     const parameters = JSON.parse(deepObject(62)) // parameters + 62 = within the 64 levels
     const r = await post({

@@ -109,6 +109,30 @@ describe('per-provider RPM limits in the gateway', () => {
     expect(await res.json()).toMatchObject({ error: { code: 'rate_limit_exceeded' } })
     expect(a.fake.requests).toHaveLength(1)
   })
+
+  it('the longest window the config takes (2147483000 ms) still holds: at rpm 1 the second request is a 429, sent nowhere', async () => {
+    const a = await fakeProvider('openai', ['ka'], { limits: { rpm: 1 } })
+    fakes.push(a.fake)
+    a.fake.setReply(reply.text('ok'))
+    const h = await startHarness({
+      providers: { a: a.entry },
+      models: { m: fallback(['a', 'gpt']) },
+      limits: { windowMs: 2_147_483_000 },
+    })
+    harnesses.push(h)
+    const statuses: number[] = []
+    for (const content of ['x', 'y']) {
+      const res = await fetch(`${h.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...within.headers },
+        body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content }] }),
+      })
+      await res.arrayBuffer()
+      statuses.push(res.status)
+    }
+    expect(statuses).toEqual([200, 429])
+    expect(a.fake.requests).toHaveLength(1)
+  })
 })
 
 const available = redisAvailable()

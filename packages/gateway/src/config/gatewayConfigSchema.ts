@@ -19,6 +19,15 @@ const count = z
   .int('expected a whole number')
   .min(0, 'expected 0 or more')
 
+/**
+ * The longest RPM/TPM window: the last whole second a Node timer holds
+ * (2^31 - 1 ms). The local limiter (rate-limiter-flexible's memory store,
+ * also the fallback while Redis is down) ends each window with a timer, and
+ * Node fires a longer one after 1 ms: a 30-day window (a monthly token
+ * budget) with `rpm: 1` let every request through.
+ */
+const MAX_WINDOW_MS = 2_147_483_000
+
 /** A byte limit: a whole number of bytes, 1 or more. */
 const byteCount = z
   .number('expected a number of bytes')
@@ -257,6 +266,10 @@ export function gatewayConfigSchema(env: Env) {
           // ProviderLimits counts in whole-second windows (rate-limiter-flexible's `duration`).
           windowMs: positiveMs('the window')
             .multipleOf(1000, 'expected whole seconds (a multiple of 1000 ms)')
+            .max(
+              MAX_WINDOW_MS,
+              `expected at most ${MAX_WINDOW_MS} ms (24.8 days): a longer window would end at once, limiting nothing`,
+            )
             .default(60_000),
           instances: z.number().int().min(1).default(1),
         })

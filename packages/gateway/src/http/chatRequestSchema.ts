@@ -31,7 +31,30 @@ const shallow = <T extends z.ZodType>(schema: T) =>
     error: `nested deeper than ${MAX_JSON_DEPTH} levels`,
   })
 
-const jsonObject = z.record(z.string(), z.unknown(), { error: 'expected a JSON object' })
+/**
+ * A record that refuses a `__proto__` key rather than lose it. JSON.parse
+ * keeps the key, but zod's records skip it unchecked (assigned to the copy
+ * they build, it would set the copy's prototype): `metadata: {"__proto__":
+ * "x"}` reached OpenAI as `{}`, and `logit_bias: {"__proto__": 1}` passed
+ * its token-id check. Deeper down, inside a value a record takes as it is
+ * (a tool's `properties`), the key goes as sent.
+ */
+const everyKeyKept = <T extends z.ZodType>(record: T) =>
+  z.preprocess((value, ctx) => {
+    if (typeof value === 'object' && value !== null && Object.hasOwn(value, '__proto__')) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['__proto__'],
+        message: 'a key named "__proto__" cannot be read (JavaScript objects drop it): rename it',
+      })
+      return z.NEVER
+    }
+    return value
+  }, record)
+
+const jsonObject = everyKeyKept(
+  z.record(z.string(), z.unknown(), { error: 'expected a JSON object' }),
+)
 
 const textPart = z.strictObject({
   type: z.literal('text', {
@@ -260,12 +283,12 @@ export const chatRequestSchema = z.looseObject({
   n: z.literal(1, { error: 'only 1: the gateway answers with one choice' }).nullish(),
   frequency_penalty: number(-2, 2),
   presence_penalty: number(-2, 2),
-  logit_bias: z
-    .record(
+  logit_bias: everyKeyKept(
+    z.record(
       z.string().regex(/^\d{1,10}$/, { error: 'keys are token ids' }),
       z.number(BIAS).min(-100, BIAS).max(100, BIAS),
-    )
-    .nullish(),
+    ),
+  ).nullish(),
   // Forwarded to OpenAI-compatible providers and written back in the answer
   // (`choices[0].logprobs`); Anthropic and Gemini have none, and refuse `true`.
   logprobs: z.boolean({ error: 'expected true or false' }).nullish(),
@@ -281,7 +304,7 @@ export const chatRequestSchema = z.looseObject({
   prompt_cache_retention: shortString,
   service_tier: shortString,
   store: z.boolean({ error: 'expected true or false' }).nullish(),
-  metadata: z.record(z.string().max(64), z.string().max(512)).nullish(),
+  metadata: everyKeyKept(z.record(z.string().max(64), z.string().max(512))).nullish(),
   modalities: z
     .array(z.literal('text', { error: 'only text: the gateway answers text only' }))
     .nullish(),
