@@ -286,6 +286,13 @@ export class SlicePlan {
     step: (signal: AbortSignal, slice: Deadline) => T | Promise<T>,
   ): Promise<T> {
     const state = this.#get(name)
+    // Refused before the slice starts: a step that is no function (a
+    // promise passed where `() => promise` belongs, an `undefined` from a
+    // typo) started the slice, published its start and end, reported it
+    // `failed`, and rejected with "step is not a function".
+    if (typeof step !== 'function') {
+      throw new TypeError(`plan.run: step must be a function, got ${describeValue(step)}`)
+    }
     const slice = this.#start(state)
     state.run = true
     this.#linkRun(state)

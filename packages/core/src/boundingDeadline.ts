@@ -1,4 +1,6 @@
 import type { Deadline } from './Deadline.js'
+import { describeValue } from './describeValue.js'
+import { isDeadline } from './isDeadline.js'
 
 /**
  * The deadline whose time bounds work done under `deadline`: `deadline`
@@ -18,10 +20,25 @@ import type { Deadline } from './Deadline.js'
  * `writeDeadline` and `enforcedRemaining`, fetch and the gRPC client.
  */
 export function boundingDeadline(
-  deadline: Deadline | undefined,
+  deadline: Deadline | null | undefined,
   observedMs = Number.POSITIVE_INFINITY,
 ): Deadline | undefined {
-  for (let d = deadline; d !== undefined; d = d.parent) {
+  // Checked at the call: a number of ms where the Deadline belongs was
+  // returned as its own bound (`boundingDeadline(5)` read 5, and whatever
+  // took it failed later with "remaining is not a function"), and an
+  // `observedMs` that is no number ('1' from an environment variable)
+  // compared false with every figure: no observe-only deadline counted.
+  if (deadline != null && !isDeadline(deadline)) {
+    throw new TypeError(
+      `boundingDeadline: deadline must be a Deadline, got ${describeValue(deadline)}`,
+    )
+  }
+  if (typeof observedMs !== 'number' || Number.isNaN(observedMs)) {
+    throw new TypeError(
+      `boundingDeadline: observedMs must be a number, got ${describeValue(observedMs)}`,
+    )
+  }
+  for (let d = deadline ?? undefined; d !== undefined; d = d.parent) {
     if (!d.observe) return d
     const left = d.remaining()
     if (!Number.isFinite(left)) return undefined

@@ -70,6 +70,11 @@ export function runWithDeadline<T>(deadline: Deadline | null | undefined, fn: ()
   if (deadline != null && !isDeadline(deadline)) {
     throw new TypeError(`runWithDeadline expects a Deadline, got ${describeValue(deadline)}`)
   }
+  // The same for the function: AsyncLocalStorage's own refusal ("Function.
+  // prototype.apply was called on 5") named neither the call nor the argument.
+  if (typeof fn !== 'function') {
+    throw new TypeError(`runWithDeadline: fn must be a function, got ${describeValue(fn)}`)
+  }
   return storage.run(frame(DEADLINE, deadline ?? undefined), fn)
 }
 

@@ -1,5 +1,7 @@
 import { boundingDeadline } from './boundingDeadline.js'
 import type { Deadline } from './Deadline.js'
+import { describeValue } from './describeValue.js'
+import { isDeadline } from './isDeadline.js'
 
 /**
  * The time a decision may plan with: what is left of `deadline` when it
@@ -24,5 +26,11 @@ import type { Deadline } from './Deadline.js'
  * to read at once (its fallback never tried).
  */
 export function enforcedRemaining(deadline: Deadline | undefined): number {
+  // Named here, not by `boundingDeadline` below: the caller wrote this call.
+  if (deadline != null && !isDeadline(deadline)) {
+    throw new TypeError(
+      `enforcedRemaining: deadline must be a Deadline, got ${describeValue(deadline)}`,
+    )
+  }
   return boundingDeadline(deadline)?.remaining() ?? Number.POSITIVE_INFINITY
 }

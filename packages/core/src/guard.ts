@@ -32,6 +32,15 @@ export function guard<T>(
   work: GuardedWork<T> | (() => GuardedWork<T> | T),
   options: GuardOptions | null = {},
 ): Promise<T> {
+  // The slice's name passed where the options belong (`guard(work, 'dns')`)
+  // read as no options: no name, and the current deadline.
+  if (options != null && typeof options !== 'object') {
+    return Promise.reject(
+      new TypeError(
+        `guard: options must be an object ({ deadline?, slice? }), got ${describeValue(options)}`,
+      ),
+    )
+  }
   const given = options?.deadline
   // A number of ms where the Deadline belongs threw "Cannot read properties
   // of undefined (reading 'aborted')" synchronously, out of a function whose
@@ -42,6 +51,16 @@ export function guard<T>(
       new TypeError(`guard: deadline must be a Deadline, got ${describeValue(given)}`),
     )
   }
+  // Checked here, with or without a deadline: a Symbol was found only at
+  // expiry, when the error message was built from it ("Cannot convert a
+  // Symbol value to a string", a TypeError in place of the deadline's
+  // error); a number or an object was named "5" or "[object Object]".
+  const named = options?.slice
+  if (named != null && typeof named !== 'string') {
+    return Promise.reject(
+      new TypeError(`guard: slice must be a string, got ${describeValue(named)}`),
+    )
+  }
   const deadline = given ?? currentDeadline()
   if (!deadline) {
     try {
@@ -50,7 +69,7 @@ export function guard<T>(
       return Promise.reject(error)
     }
   }
-  const slice = options?.slice ?? deadline.name
+  const slice = named ?? deadline.name
   // Marked as the deadline's: an Express app answers it as the request's expiry.
   const exceeded = (cause?: unknown) => expiryError(deadline, { slice, cause })
   // The deadline's own timer may win the race: report it under this
