@@ -133,12 +133,13 @@ export class DeadlinePropagator implements TextMapPropagator {
 
   extract(context: Context, carrier: unknown, getter: TextMapGetter): Context {
     const headers = {
-      get(name: string): string | null {
-        const value = getter.get(carrier, name)
-        if (value === undefined) return null
-        // Several values are a repeated header: readDeadline rejects the joined form.
-        return typeof value === 'string' ? value : value.join(',')
-      },
+      // As it came (typed a string, but read as anything): readDeadline reads
+      // what a `get` answers as it reads a record's value — several values a
+      // repeated header (refused), one a value, a number its digits. Joined
+      // here, a carrier record built in code (`{ 'x-deadline-remaining-ms':
+      // 400 }`, which the default getter hands on as it is) threw "value.join
+      // is not a function", read as an unreadable header: no deadline.
+      get: (name: string) => (getter.get(carrier, name) ?? null) as string | null,
     }
     const { ms, source, clamped } = readDeadline(headers, {
       maxMs: this.#maxMs,

@@ -8,7 +8,14 @@ import {
   type PropagatedDeadline,
   remainingIn,
 } from '@hourglass/otel'
-import { context, propagation, ROOT_CONTEXT, type TextMapSetter, trace } from '@opentelemetry/api'
+import {
+  context,
+  defaultTextMapGetter,
+  propagation,
+  ROOT_CONTEXT,
+  type TextMapSetter,
+  trace,
+} from '@opentelemetry/api'
 import { CompositePropagator, W3CTraceContextPropagator } from '@opentelemetry/core'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { setupOtel } from './helpers/otel.js'
@@ -111,6 +118,26 @@ describe('DeadlinePropagator', () => {
         .extract(ROOT_CONTEXT, { 'x-deadline-remaining-ms': '100' }, getter)
         .getValue(DEADLINE_CONTEXT_KEY),
     ).toBeUndefined()
+  })
+
+  it('reads a number in a carrier record as readDeadline does, through the default getter', () => {
+    const p = new DeadlinePropagator({ clock, maxMs: 500 })
+    const budget = (carrier: Record<string, unknown>) =>
+      (p.extract(ROOT_CONTEXT, carrier, defaultTextMapGetter).getValue(DEADLINE_CONTEXT_KEY) as
+        | PropagatedDeadline
+        | undefined) ?? null
+    // A record built in code (a job's or a message's headers): "value.join
+    // is not a function", read as an unreadable header, so no deadline,
+    // where readDeadline and every ingress read the number.
+    expect(budget({ 'x-deadline-remaining-ms': 400 })).toMatchObject({ budgetMs: 400 })
+    expect(budget({ 'x-deadline-remaining-ms': [300] })).toMatchObject({ budgetMs: 300 })
+    expect(budget({ 'x-deadline-remaining-ms': 9000 })).toMatchObject({
+      budgetMs: 500,
+      clamped: true,
+    })
+    expect(budget({ 'x-deadline-remaining-ms': [100, 200] })).toBeNull()
+    expect(budget({ 'x-deadline-remaining-ms': -5 })).toBeNull()
+    expect(budget({ 'x-deadline-remaining-ms': {} })).toBeNull()
   })
 
   it('injects the tighter of the Context deadline and the current deadline', () => {
