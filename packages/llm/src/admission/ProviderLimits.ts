@@ -3,14 +3,13 @@ import {
   currentDeadline,
   type Deadline,
   enforcedRemaining,
-  isClock,
   optionError,
   quoted,
   refuseUnknownOptions,
-  systemClock,
 } from '@hourglass/core'
 import { type RateLimiterAbstract, RateLimiterRedis } from 'rate-limiter-flexible'
 import { infoSafely, warnSafely } from '../callHook.js'
+import { clockOption } from '../clockOption.js'
 import type { OverLimit } from '../types.js'
 import { COUNTED_ON_REDIS, LocalFallbackLimiter } from './LocalFallbackLimiter.js'
 import { LocalShareLimiter } from './LocalShareLimiter.js'
@@ -57,7 +56,7 @@ export interface ProviderLimitsOptions {
   /**
    * Time source of `redisBackoffMs`, `redisCommandTimeoutMs` and of how long
    * a window last seen full has left (what `Admission.forecast` reads).
-   * Default `systemClock`.
+   * Default (none, or `null`) `systemClock`.
    */
   clock?: Clock | undefined
   /** Told once when Redis fails (`warn`) and once when it is back (`info`, or `warn` for a logger without one). Default `console`. */
@@ -312,12 +311,13 @@ export class ProviderLimits {
         commandTimeoutMs,
       )
     }
-    if (options.clock !== undefined && !isClock(options.clock)) {
-      throw optionError('clock', 'a Clock (now, setTimeout, clearTimeout)', options.clock)
-    }
+    // Through the one rule of every clock option: `null` refused here alone
+    // ("clock must be a Clock …, got null") where Admission, the stores and
+    // core's Deadline read it as none, the system clock.
+    const clock = clockOption('ProviderLimits', options.clock)
     const prefix = options.keyPrefix ?? 'hourglass:limits'
     this.#instances = instances
-    this.#clock = options.clock ?? systemClock
+    this.#clock = clock
     this.#redis =
       options.redis === undefined
         ? undefined

@@ -93,6 +93,23 @@ describe('ProviderLimits, RedisCooldownStore, Admission and MemoryCooldownStore 
     expect(new Admission({ clock: undefined })).toBeInstanceOf(Admission)
   })
 
+  it('every taker of a clock reads null as none, the system clock, as core’s Deadline does', () => {
+    // ProviderLimits alone refused `clock: null` ("clock must be a Clock …,
+    // got null") where Admission and the stores took it as the default.
+    const limits = new ProviderLimits({ limits: { acme: { rpm: 1 } }, clock: null as never })
+    expect(limits).toBeInstanceOf(ProviderLimits)
+    expect(new Admission({ clock: null as never, limits })).toBeInstanceOf(Admission)
+    expect(new MemoryCooldownStore({ clock: null as never }).size).toBe(0)
+    // Anything else still names the taker and the option.
+    expect(
+      thrownBy(
+        () => new ProviderLimits({ limits: { acme: { rpm: 1 } }, clock: ManualClock as never }),
+      ).message,
+    ).toBe(
+      'ProviderLimits: clock must be a Clock (now, setTimeout, clearTimeout), got the class ManualClock, not an instance',
+    )
+  })
+
   it('RedisCooldownStore without a client names it (null was accepted, every call then warned "store unavailable")', () => {
     for (const client of [null, 'redis://localhost:6379', {}]) {
       expect(thrownBy(() => new RedisCooldownStore(client as never)).message).toMatch(
