@@ -8,6 +8,7 @@ import { MaxTurnsExceededError } from '../errors/MaxTurnsExceededError.js'
 import { isSideEffectStoreError } from '../errors/SideEffectStoreError.js'
 import { notNaN } from '../retry/checkNumber.js'
 import type { ChatMessage, ChatResponse, ContentBlock } from '../types.js'
+import { cutBeforeArguments } from './cutBeforeArguments.js'
 import { idempotencyKey } from './idempotencyKey.js'
 import { cancelUnread, isChatResponse, notAResponse } from './notAResponse.js'
 import type { SideEffectStore } from './SideEffectStore.js'
@@ -183,8 +184,19 @@ async function turns(
     // stay pending in the history the error carries.
     if (turn === maxTurns) break
     const results: ContentBlock[] = []
+    const cut = cutBeforeArguments(response)
     for (const call of calls) {
-      results.push(await runTool(options, run, turn, call))
+      results.push(
+        call === cut
+          ? {
+              type: 'tool_result',
+              toolCallId: call.id,
+              content:
+                'the answer was cut at its token limit before the arguments of this call came; the tool was not run',
+              isError: true,
+            }
+          : await runTool(options, run, turn, call),
+      )
     }
     // None of them ran (refused for it, or for an unknown tool, unreadable
     // arguments): back in the history as read, see `withoutText`.

@@ -1,5 +1,6 @@
 import { textWeight } from '../budget/textWeight.js'
 import { argumentsText, parseArguments, refusalOf, textOf } from '../dialects/blocks.js'
+import { isEmptyArguments } from '../dialects/emptyToolArguments.js'
 import { rewritesAnInteger } from '../dialects/roundedByParsing.js'
 import type {
   Annotation,
@@ -237,8 +238,26 @@ export class StreamCollector {
    * gets written then.
    */
   content(): ContentBlock[] {
+    return this.#content(false)
+  }
+
+  /**
+   * What a stream cut short had delivered (`StreamInterruptedError`'s
+   * `partialContent`): as `content()`, but a tool call with no argument text
+   * yet keeps the text that came, `""`, as one cut inside its arguments
+   * keeps its fragment. A call without arguments gets its `{}` from the
+   * parser once its end comes (Anthropic's `content_block_stop`, OpenAI's
+   * finish): with none, its end never came. Read as `{}`, a call cut right
+   * after its opening looked like a finished call without arguments — one
+   * a caller continuing from the partial answer would run.
+   */
+  partialContent(): ContentBlock[] {
+    return this.#content(true)
+  }
+
+  #content(cut: boolean): ContentBlock[] {
     for (const { block, raw } of this.#toolArgs.values()) {
-      block.arguments = parseArguments(raw)
+      block.arguments = cut && isEmptyArguments(raw) ? raw : parseArguments(raw)
       if (this.#keepRaw) block.rawArguments = raw
       else if (mayNestDeep(raw) && argumentsText(block.arguments) === undefined) {
         block.arguments = raw

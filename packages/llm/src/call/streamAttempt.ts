@@ -254,7 +254,7 @@ export async function streamAttempt(options: StreamAttemptOptions): Promise<Send
       model: adapter.model,
       provider: adapter.name,
       partialText: collector.text(),
-      partialContent: collector.content(),
+      partialContent: collector.partialContent(),
       cause: thrown,
     })
   } finally {

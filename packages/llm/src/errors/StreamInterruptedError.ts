@@ -6,7 +6,11 @@ export interface StreamInterruptedDetails {
   provider: string
   /** The text received before the stream broke (all text deltas joined). */
   partialText: string
-  /** Every block received before the stream broke, text, thinking and tool calls. */
+  /**
+   * Every block received before the stream broke, text, thinking and tool
+   * calls: a call's arguments parsed once whole, else the text that came
+   * (`""` when none had: its end never came).
+   */
   partialContent: ContentBlock[]
   cause?: unknown
 }

@@ -59,59 +59,83 @@ const turns = [
     'data: [DONE]\n\n',
 ]
 
+/** The second call of `turns[0]` cut right after its name: no argument text came before the cap. */
+const cutAfterName =
+  (turns[0] as string).split('data: ').slice(0, 3).join('data: ') +
+  chunk({ index: 0, delta: {}, finish_reason: 'length' }) +
+  chunk(undefined, { prompt_tokens: 10, completion_tokens: 20 }) +
+  'data: [DONE]\n\n'
+
+/** Runs the two turns (`first`, then `turns[1]`): the tools that ran, the results the model read. */
+async function runOn(first: string) {
+  const bodies: unknown[] = []
+  const server = await faultServer((_request, i) => ({
+    type: 'respond',
+    status: 200,
+    headers: { 'content-type': 'text/event-stream' },
+    body: i === 0 ? first : (turns[1] as string),
+  }))
+  servers.push(server)
+  server.server.on('request', (req) => {
+    let text = ''
+    req.on('data', (c: Buffer) => {
+      text += c
+    })
+    req.on('end', () => bodies.push(JSON.parse(text)))
+  })
+  const model = fakes.adapter(
+    openAICompatible({ baseURL: `${server.url}/v1`, apiKey: 'sk', model: 'm' }),
+  )
+  const ran: Array<[string, unknown]> = []
+  const result = await runTurns({
+    operationId: `op-${Math.random()}`,
+    messages: [user('Tell the boss.')],
+    tools: {
+      lookup: (args) => {
+        ran.push(['lookup', args])
+        return 'found'
+      },
+      send_email: (args) => {
+        ran.push(['send_email', args])
+        return 'sent'
+      },
+    },
+    call: (messages, { idempotencyKey }) =>
+      callModel({
+        models: [model],
+        request: { messages, maxTokens: 20, stream: true },
+        idempotencyKey,
+        limits: { admission: false },
+      }).result,
+  })
+  const second = bodies[1] as {
+    messages: Array<{ role: string; tool_call_id?: string; content: string }>
+  }
+  return { ran, result, results: second.messages.filter((m) => m.role === 'tool') }
+}
+
 describe('runTurns and a tool call the model never finished', () => {
   it('a call whose arguments are not JSON (cut at maxTokens) is not run: the model reads why', async () => {
-    const bodies: unknown[] = []
-    const server = await faultServer((_request, i) => ({
-      type: 'respond',
-      status: 200,
-      headers: { 'content-type': 'text/event-stream' },
-      body: turns[Math.min(i, 1)] as string,
-    }))
-    servers.push(server)
-    server.server.on('request', (req) => {
-      let text = ''
-      req.on('data', (c: Buffer) => {
-        text += c
-      })
-      req.on('end', () => bodies.push(JSON.parse(text)))
-    })
-    const model = fakes.adapter(
-      openAICompatible({ baseURL: `${server.url}/v1`, apiKey: 'sk', model: 'm' }),
-    )
-    const ran: Array<[string, unknown]> = []
-    const result = await runTurns({
-      operationId: `op-${Math.random()}`,
-      messages: [user('Tell the boss.')],
-      tools: {
-        lookup: (args) => {
-          ran.push(['lookup', args])
-          return 'found'
-        },
-        send_email: (args) => {
-          ran.push(['send_email', args])
-          return 'sent'
-        },
-      },
-      call: (messages, { idempotencyKey }) =>
-        callModel({
-          models: [model],
-          request: { messages, maxTokens: 20, stream: true },
-          idempotencyKey,
-          limits: { admission: false },
-        }).result,
-    })
+    const { ran, result, results } = await runOn(turns[0] as string)
     // Before: send_email ran with the fragment '{"to":"boss@example.com","body":"I qu'.
     expect(ran).toEqual([['lookup', { who: 'boss' }]])
     expect(result.response.text).toBe('Noted.')
-    const second = bodies[1] as {
-      messages: Array<{ role: string; tool_call_id?: string; content: string }>
-    }
-    const results = second.messages.filter((m) => m.role === 'tool')
     expect(results.map((m) => m.tool_call_id)).toEqual(['call_1', 'call_2'])
     expect(results[0]?.content).toBe('found')
     expect(results[1]?.content).toMatch(
       /^the arguments of this call are not valid JSON \(.+\); the tool was not run$/,
+    )
+  })
+
+  it('a call cut at maxTokens before any of its arguments came is not run either: it is no call without arguments', async () => {
+    const { ran, result, results } = await runOn(cutAfterName)
+    // Before: send_email ran with {} — the `{}` a call without arguments
+    // reads once its end comes — an email to nobody the model never wrote.
+    expect(ran).toEqual([['lookup', { who: 'boss' }]])
+    expect(result.response.text).toBe('Noted.')
+    expect(results.map((m) => m.tool_call_id)).toEqual(['call_1', 'call_2'])
+    expect(results[1]?.content).toBe(
+      'the answer was cut at its token limit before the arguments of this call came; the tool was not run',
     )
   })
 })

@@ -97,6 +97,50 @@ describe('streams', () => {
     expect(fake.requests).toHaveLength(1)
   })
 
+  it.each(['openai', 'anthropic'] as const)(
+    '%s: a tool call cut before its arguments began is no finished call in partialContent (its arguments the text that came, "", not {})',
+    async (dialect) => {
+      // `ping` takes no arguments and its end came ({}); `send_email` was cut
+      // right after its opening: read as {}, the two looked alike, and a
+      // caller continuing from partialContent would send an email to nobody.
+      const fake = await fakes.start({
+        dialect,
+        reply: reply.text('Sending.', {
+          toolCalls: [
+            { id: 'call_0', name: 'ping', arguments: {} },
+            { id: 'call_1', name: 'send_email', arguments: { to: 'ann@example.com' } },
+          ],
+          cutAfterTokens: 4,
+        }),
+      })
+      const make = dialect === 'openai' ? openAICompatible : anthropic
+      const model = fakes.adapter(make({ baseURL: fake.baseURL, apiKey: 'sk', model: 'm' }))
+      const tools = [
+        { name: 'ping', parameters: { type: 'object' } },
+        { name: 'send_email', parameters: { type: 'object' } },
+      ]
+      const stream = callModel({ models: [model], request: { ...request, tools } })
+      const read = new Map<string, string>()
+      let error: unknown
+      try {
+        for await (const event of stream)
+          if (event.type === 'tool_call')
+            read.set(event.id, (read.get(event.id) ?? '') + event.argumentsDelta)
+      } catch (e) {
+        error = e
+      }
+      expect(isStreamInterrupted(error)).toBe(true)
+      expect(Object.fromEntries(read)).toEqual({ call_0: '{}', call_1: '' })
+      const calls = (error as { partialContent: Array<{ type: string }> }).partialContent.filter(
+        (block) => block.type === 'tool_call',
+      )
+      expect(calls).toMatchObject([
+        { id: 'call_0', name: 'ping', arguments: {} },
+        { id: 'call_1', name: 'send_email', arguments: '' },
+      ])
+    },
+  )
+
   it('an overload error frame after the first token is an interruption, not a retry', async () => {
     const fake = await fakes.start({
       dialect: 'anthropic',
