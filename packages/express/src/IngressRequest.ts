@@ -3,7 +3,6 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { Socket } from 'node:net'
 import {
   ClientClosedError,
-  DEADLINE_EXPIRED_HEADER,
   Deadline,
   DeadlineExceededError,
   type DeadlineSource,
@@ -33,6 +32,7 @@ import { dropBodyHeaders } from './dropBodyHeaders.js'
 import { dropCutUpload } from './dropCutUpload.js'
 import { dropHeadBody } from './dropHeadBody.js'
 import { isHttp2 } from './isHttp2.js'
+import { markNoRetry } from './markNoRetry.js'
 import { nodeAnswered } from './nodeAnswered.js'
 import type { ResolvedOptions } from './options.js'
 import { shieldSocket } from './shieldSocket.js'
@@ -533,9 +533,10 @@ export class IngressRequest {
       if (!isHttp2(this.res)) this.res.statusMessage = undefined as unknown as string
       // The wire's word that this answer is the deadline's, whatever its
       // shape: a caller seeing it does not retry (its budget is gone too).
-      // Without it a caller retrying 504s sent the spent request again.
+      // Without it a caller retrying 504s sent the spent request again
+      // (the SDKs read `x-should-retry`: markNoRetry sets both).
       // Set first: respond may still remove it.
-      this.res.setHeader(DEADLINE_EXPIRED_HEADER, '1')
+      markNoRetry(this.res)
       const error = isDeadlineExceeded(reason)
         ? asRequestExpiry(reason, this.budgetMs, elapsedMs, slice, this.deadline)
         : new DeadlineExceededError({ budgetMs: this.budgetMs, elapsedMs, slice })

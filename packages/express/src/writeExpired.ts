@@ -1,8 +1,8 @@
 import type { ServerResponse } from 'node:http'
-import { DEADLINE_EXPIRED_HEADER } from '@hourglass/core'
 import { dropBodyHeaders } from './dropBodyHeaders.js'
 import { isHttp2 } from './isHttp2.js'
 import { keepHeadFields } from './keepHeadFields.js'
+import { markNoRetry } from './markNoRetry.js'
 import { wholeBodyGiven } from './wholeBodyGiven.js'
 
 export interface ExpiredBody {
@@ -16,7 +16,8 @@ export interface ExpiredBody {
 
 /**
  * Answer for a request whose time ran out. Before the response started: a 504
- * with a small JSON body (no stack, no message) and `x-deadline-expired: 1`,
+ * with a small JSON body (no stack, no message) and `x-deadline-expired: 1`
+ * (`x-should-retry: false` for the SDKs: `markNoRetry`),
  * written normally, so a keep-alive connection stays usable. After it started
  * (a stream): end it — unless it declared a Content-Length, which a cut-short
  * body would contradict and desynchronise the connection, or its client has
@@ -58,7 +59,7 @@ export function writeExpired(
   res.setHeader('content-type', 'application/json; charset=utf-8')
   res.setHeader('content-length', Buffer.byteLength(body))
   res.setHeader('cache-control', 'no-store')
-  res.setHeader(DEADLINE_EXPIRED_HEADER, '1')
+  markNoRetry(res)
   // A HEAD's answer has the headers of the body and not the body: Node
   // drops one written anyway, or, on a server made with
   // `rejectNonStandardBodyWrites`, throws (from the deadline's timer: an
