@@ -460,11 +460,11 @@ describe('gateway config validation names the field', () => {
     expect(problems({ ...valid(), limits: { windowMs: 30_000 } })).toEqual([])
   })
 
-  it('limits.windowMs is at most 2147483000 (24.8 days): a monthly window is refused at its field, not accepted and left unlimited', () => {
+  it('limits.windowMs is at most a Node timer’s reach (2147483647 ms, so 2147483000 in whole seconds: 24.8 days): a monthly window is refused at its field, not accepted and left unlimited', () => {
     // 30 days: the local limiter's window ended after 1 ms (a Node timer holds
     // at most 2^31 - 1 ms), so an rpm of 1 let every request through.
     expect(problems({ ...valid(), limits: { windowMs: 2_592_000_000 } })).toEqual([
-      'limits.windowMs: expected at most 2147483000 ms (24.8 days): a longer window would end at once, limiting nothing',
+      'limits.windowMs: expected at most 2147483647 ms (24.8 days, the longest a Node timer waits): a longer window would end at once, limiting nothing',
     ])
     expect(problems({ ...valid(), limits: { windowMs: 2_147_484_000 } })).toHaveLength(1)
     expect(problems({ ...valid(), limits: { windowMs: 2_147_483_000 } })).toEqual([])

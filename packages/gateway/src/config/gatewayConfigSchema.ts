@@ -1,4 +1,4 @@
-import { isHeaderName, isHeaderValue, isVisibleAscii } from '@hourglass/core'
+import { isHeaderName, isHeaderValue, isVisibleAscii, MAX_TIMER_MS } from '@hourglass/core'
 import { z } from 'zod'
 import { redisTarget } from '../redisTarget.js'
 import { type Env, envString } from './envString.js'
@@ -18,15 +18,6 @@ const count = z
   .number('expected a number')
   .int('expected a whole number')
   .min(0, 'expected 0 or more')
-
-/**
- * The longest RPM/TPM window: the last whole second a Node timer holds
- * (2^31 - 1 ms). The local limiter (rate-limiter-flexible's memory store,
- * also the fallback while Redis is down) ends each window with a timer, and
- * Node fires a longer one after 1 ms: a 30-day window (a monthly token
- * budget) with `rpm: 1` let every request through.
- */
-const MAX_WINDOW_MS = 2_147_483_000
 
 /** A byte limit: a whole number of bytes, 1 or more. */
 const byteCount = z
@@ -263,12 +254,16 @@ export function gatewayConfigSchema(env: Env) {
         .prefault({}),
       limits: z
         .strictObject({
-          // ProviderLimits counts in whole-second windows (rate-limiter-flexible's `duration`).
+          // ProviderLimits counts in whole-second windows (rate-limiter-flexible's
+          // `duration`), of at most a Node timer's reach: its memory store ends
+          // each window with a timer, and a longer one fired after 1 ms (a
+          // 30-day window with `rpm: 1` let every request through). The bound
+          // ProviderLimits refuses too: here at the field, not at start.
           windowMs: positiveMs('the window')
             .multipleOf(1000, 'expected whole seconds (a multiple of 1000 ms)')
             .max(
-              MAX_WINDOW_MS,
-              `expected at most ${MAX_WINDOW_MS} ms (24.8 days): a longer window would end at once, limiting nothing`,
+              MAX_TIMER_MS,
+              `expected at most ${MAX_TIMER_MS} ms (24.8 days, the longest a Node timer waits): a longer window would end at once, limiting nothing`,
             )
             .default(60_000),
           instances: z.number().int().min(1).default(1),

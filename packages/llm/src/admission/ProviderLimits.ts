@@ -3,6 +3,7 @@ import {
   currentDeadline,
   type Deadline,
   enforcedRemaining,
+  MAX_TIMER_MS,
   optionError,
   quoted,
   refuseUnknownOptions,
@@ -29,7 +30,10 @@ export interface ProviderLimit {
 export interface ProviderLimitsOptions {
   /** Limits by provider name. A provider not listed is not limited. */
   limits: Readonly<Record<string, ProviderLimit>>
-  /** The window the limits count over, in ms: whole seconds, at least 1000. Default 60 000. */
+  /**
+   * The window the limits count over, in ms: whole seconds, from 1000 to
+   * core's `MAX_TIMER_MS` (2^31 - 1, so 2 147 483 000: 24.8 days). Default 60 000.
+   */
   windowMs?: number | undefined
   /** Share the counts through this Redis (every process on it enforces one limit). Default: memory. */
   redis?: RedisLimitClient | undefined
@@ -282,8 +286,21 @@ export class ProviderLimits {
       })
     }
     const windowMs = options.windowMs ?? 60_000
-    if (!Number.isInteger(windowMs / 1000) || windowMs < 1000) {
-      throw optionError('windowMs', 'whole seconds of at least 1000 ms', windowMs)
+    // At most a Node timer's reach: the memory store (and the local fallback
+    // while Redis is down) ends each window with a timer, which Node fires
+    // after 1 ms when longer — a 30-day window with `rpm: 1` admitted every
+    // request. The gateway's config takes the same bound.
+    if (
+      typeof windowMs !== 'number' ||
+      !Number.isInteger(windowMs / 1000) ||
+      windowMs < 1000 ||
+      windowMs > MAX_TIMER_MS
+    ) {
+      throw optionError(
+        'windowMs',
+        `whole seconds from 1000 to ${MAX_TIMER_MS} ms (24.8 days, the longest a Node timer waits)`,
+        windowMs,
+      )
     }
     // A whole number ≥ 1, as the gateway's config demands: NaN would make
     // the local fallback's limit NaN (nothing limited while Redis is down),
