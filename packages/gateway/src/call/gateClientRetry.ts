@@ -15,9 +15,10 @@ import type { GatewayMetrics } from '../metrics/GatewayMetrics.js'
  * nothing is sent anywhere.
  *
  * The charge stands only if the retry fails at a provider too (a 5xx after
- * an attempt was made): `refundClientRetry` takes it back when the request
+ * an attempt was sent): `refundClientRetry` takes it back when the request
  * ends otherwise — answered, refused as the client's own bad request, or
- * never sent (its deadline spent, admission refused). Without the refund
+ * never sent (its deadline spent, admission refused, every attempt refused
+ * by the HTTP client before it left: `sent: false`). Without the refund
  * any client, with no credentials, drained every provider's budget by
  * sending the header on requests that reached nobody, and the gateway's own
  * retries stopped for everyone.
@@ -57,14 +58,25 @@ export function gateClientRetry(
 
 /**
  * At the end of a request: refund the client retry's charge unless the
- * request failed at a provider (`status` ≥ 500 with an attempt made).
- * A 499 (the client left again) is no provider's failure either.
+ * request failed at a provider (`status` ≥ 500 with an attempt sent,
+ * `sentUpstream`). A 499 (the client left again) is no provider's failure
+ * either, nor a 504 whose attempts the HTTP client all refused unsent (under
+ * its `minBudgetMs`): counted as attempted, its charge stood though nothing
+ * reached the provider, and two such retries left a budget of 4 at half —
+ * the next client retry a 503 from a provider never asked.
  */
-export function refundClientRetry(req: object, status: number, attempted: boolean): void {
+export function refundClientRetry(req: object, status: number): void {
   const scope = scopeOf(req)
   const budget = scope?.retryCharge
   if (budget === undefined || scope === undefined) return
   scope.retryCharge = undefined
-  if (status >= 500 && attempted) return
+  if (status >= 500 && scope.sentUpstream === true) return
   budget.refundFailure()
+}
+
+/** Notes on the request in progress that an attempt was sent (`sentUpstream`). */
+export function noteSent(record: { sent?: false | undefined }): void {
+  if (record.sent === false) return
+  const scope = currentRequest()
+  if (scope !== undefined) scope.sentUpstream = true
 }

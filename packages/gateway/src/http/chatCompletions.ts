@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto'
 import { currentDeadline, Deadline } from '@hourglass/core'
 import type { Request, Response } from 'express'
 import { targetKey } from '../call/createAdapters.js'
-import { gateClientRetry, refundClientRetry } from '../call/gateClientRetry.js'
+import { gateClientRetry, noteSent, refundClientRetry } from '../call/gateClientRetry.js'
 import { leftByClient } from '../call/leftByClient.js'
 import type { ModelTarget } from '../config/gatewayConfigSchema.js'
 import type { GatewayContext } from '../GatewayContext.js'
@@ -136,7 +136,7 @@ export function chatCompletions(ctx: GatewayContext) {
       headersSent()
       answerBy?.dispose()
       disposeHandlerDeadline(req)
-      refundClientRetry(req, status, fields['attempts'] !== undefined)
+      refundClientRetry(req, status)
       // A stream's status is 200 (or 499): the error it ended with, if any, is on the request's scope.
       fields['error'] ??= scopeOf(res)?.errorCode
       // The provider's id beside the client's only when they differ: an
@@ -283,6 +283,8 @@ function callOptions(
     },
     onAttempt: (record: AttemptRecord) => {
       fields['attempts'] = record.attempt
+      // Whether a client retry's charge stands: only an attempt that left counts.
+      noteSent(record)
       // Who was asked last, whatever came of it: a request that failed, or
       // whose client left, names the provider it was billed by, as an
       // answered one does (a non-streamed answer sets them again from the

@@ -24,6 +24,12 @@ export interface RequestScope {
    * refunded when the request ends without a provider's failure.
    */
   retryCharge: RetryBudget | undefined
+  /**
+   * An attempt left for a provider (its record had no `sent: false`): the
+   * retry's charge then stands if the request fails. One the HTTP client
+   * refused for its deadline, or the adapter could not build, reached nobody.
+   */
+  sentUpstream?: boolean | undefined
   /** The request's deadline under the ingress one: cancelled when the client leaves or a drain times out. */
   deadline: Deadline | undefined
   /**

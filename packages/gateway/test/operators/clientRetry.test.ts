@@ -1,3 +1,4 @@
+import { createFetch } from '@hourglass/fetch'
 import { RetryBudgetRegistry } from '@hourglass/llm'
 import { type FakeProvider, openAIErrors, reply } from '@hourglass/testkit'
 import OpenAI from 'openai'
@@ -106,6 +107,36 @@ describe('SDK retries and the retry budget', () => {
     expect(p.fake.requests).toHaveLength(15)
     expect(retryBudgets.forProvider({ name: 'p', baseURL: p.fake.baseURL }).tokens).toBe(4)
     expect(retryBudgets.forProvider({ name: 'p', baseURL: p.fake.baseURL }).canRetry()).toBe(true)
+  })
+
+  it('a retry the HTTP client refused for its deadline (sent: false, a 504) costs nothing: nothing reached the provider', async () => {
+    const p = await fakeProvider('openai', ['k'])
+    fakes.push(p.fake)
+    p.fake.setReply(reply.text('ok'))
+    const retryBudgets = new RetryBudgetRegistry({ maxTokens: 4, tokenRatio: 0.1 })
+    // Every deadline the gateway gives is under this fetch's minimum: each
+    // attempt is refused before it leaves (its record: sent: false).
+    const fetch10min = createFetch({ minBudgetMs: 600_000 })
+    harness = await startHarness(
+      {
+        providers: { p: p.entry },
+        models: { m: fallback(['p', 'gpt']) },
+        policy: { maxAttempts: 1 },
+      },
+      { retryBudgets, fetch: fetch10min },
+    )
+    // Before, each kept its charge though nothing was sent (4 → 3 → 2), and
+    // the third found the budget at half: a 503 for a provider that was never asked.
+    const statuses: number[] = []
+    for (let i = 0; i < 3; i++) statuses.push((await post('1')).status)
+    expect(statuses).toEqual([504, 504, 504])
+    expect(p.fake.requests).toHaveLength(0)
+    const attempts = harness.logs.filter((l) => l.event === 'attempt')
+    expect(attempts.length).toBeGreaterThan(0)
+    expect(retryBudgets.forProvider({ name: 'p', baseURL: p.fake.baseURL }).tokens).toBe(4)
+    await harness.close()
+    harness = undefined
+    await fetch10min.close()
   })
 
   it('a retry refused by a spent provider goes to the next provider of the list', async () => {
