@@ -14,7 +14,9 @@ const STOP_TOKEN: Frame = Object.freeze({ text: '', token: true })
 export function withStopTokens(frames: Frame[], plan: AnswerPlan): Frame[] {
   const count = plan.unsentStopTokens ?? 0
   if (count === 0) return frames
-  const found = frames.findIndex((f) => f.finish === true)
+  // Before the text closes (Anthropic closes its text block ahead of
+  // `message_delta`), else before the finish: the sequence is the text's.
+  const found = frames.findIndex((f) => f.finish === true || f.endsText === true)
   const at = found < 0 ? frames.length : found
   return [...frames.slice(0, at), ...Array<Frame>(count).fill(STOP_TOKEN), ...frames.slice(at)]
 }

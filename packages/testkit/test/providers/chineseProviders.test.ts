@@ -133,7 +133,11 @@ describe('fake Baidu ERNIE', () => {
     })
   })
 
-  it('streams sentence_id / is_end chunks', async () => {
+  it('streams sentence_id / is_end chunks, ending with an empty is_end chunk as the API does', async () => {
+    // A real stream's text chunks say `is_end: false`; a chunk of its own
+    // ends it: `"sentence_id":3,"is_end":true,…,"result":""` (erniebot4j's
+    // logged ernie-bot-8k stream; alibaba/higress's Baidu provider quotes
+    // the same). The fake put the last text in the is_end chunk.
     fake = await startFakeProvider({ dialect: 'ernie', reply: reply.text('一二三') })
     const chunks = dataOf<{ sentence_id: number; is_end: boolean; result: string }>(
       await readSse(await legacy(fake.url, { stream: true })),
@@ -141,7 +145,8 @@ describe('fake Baidu ERNIE', () => {
     expect(chunks.map((c) => [c.sentence_id, c.is_end, c.result])).toEqual([
       [0, false, '一'],
       [1, false, '二'],
-      [2, true, '三'],
+      [2, false, '三'],
+      [3, true, ''],
     ])
   })
 

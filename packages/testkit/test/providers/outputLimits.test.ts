@@ -1,6 +1,8 @@
 import { ManualClock } from '@hourglass/core'
+import { createParser } from 'eventsource-parser'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { type FakeProvider, reply, startFakeProvider } from '../../src/providers/index.js'
+import { postAnthropicMessages } from '../support/fakeChat.js'
 import { dataOf, readSse } from './sse.js'
 
 /**
@@ -422,6 +424,75 @@ describe('the tokens that write a stop sequence take their time', () => {
     expect(text).toContain('"finish_reason":"stop"')
     expect(text).not.toContain('STOP')
     expect(paced.requests[0]).toMatchObject({ outcome: 'success' })
+  })
+
+  // What the client has read at each token's time, step by step as
+  // `expected` says (0 ms, then 100 ms a token). Where a wire closes the
+  // text before its finish (Anthropic's `content_block_stop`), or carries
+  // the last text in its finish (ERNIE's `is_end` chunk did), the stop's
+  // token went after that frame: the text's end announced a token early, or
+  // the last text held back a token's time.
+  const stepped = async (dialect: 'anthropic' | 'ernie', expected: string[][]) => {
+    const clock = new ManualClock()
+    await using paced = await startFakeProvider({ dialect, clock, honourOutputLimits: true })
+    paced.enqueue(reply.text('one two STOP rest', { firstTokenDelayMs: 100, tokenDelayMs: 100 }))
+    const res = await (dialect === 'anthropic'
+      ? postAnthropicMessages(
+          paced.url,
+          { stream: true, stop_sequences: [' STOP'] },
+          { model: 'claude-sonnet-4-5', maxTokens: 100 },
+        )
+      : fetch(`${paced.url}/rpc/2.0/ai_custom/v1/wenxinworkshop/chat/ernie-4.0-8k`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ messages: [], stream: true, stop: [' STOP'] }),
+        }))
+    const read: string[] = []
+    const parser = createParser({
+      onEvent: (e) => {
+        const data = JSON.parse(e.data) as {
+          delta?: { text?: string }
+          result?: string
+          is_end?: boolean
+        }
+        if (dialect === 'ernie')
+          read.push(data.is_end === true ? `end ${data.result}` : `${data.result}`)
+        else read.push(data.delta?.text ?? `${e.event}`)
+      },
+    })
+    const decoder = new TextDecoder()
+    const body = (async () => {
+      for await (const chunk of res.body!) parser.feed(decoder.decode(chunk, { stream: true }))
+    })()
+    const arrived: string[][] = []
+    for (const i of expected.keys()) {
+      if (i > 0) {
+        await expect.poll(() => clock.pendingTimers, { interval: 5 }).toBe(1)
+        clock.advance(100)
+      }
+      // Each step's frames are written before the next token's timer.
+      const want = expected.slice(0, i + 1).flat().length
+      await expect.poll(() => read.length, { interval: 5 }).toBeGreaterThanOrEqual(want)
+      arrived.push(read.slice(arrived.flat().length))
+    }
+    await body
+    return arrived
+  }
+
+  it("anthropic: the text block closes a token's time after the last text, with the stop's token", async () => {
+    const timeline = [
+      ['message_start', 'content_block_start', 'ping'],
+      ['one'], // 100 ms
+      [' two'], // 200 ms
+      // 300 ms: ' STOP' generated (not sent); only then is the text over.
+      ['content_block_stop', 'message_delta', 'message_stop'],
+    ]
+    expect(await stepped('anthropic', timeline)).toEqual(timeline)
+  })
+
+  it("ernie: the last text arrives on time, the is_end chunk (result '') a token's time after it", async () => {
+    const timeline = [[], ['one'], [' two'], ['end ']]
+    expect(await stepped('ernie', timeline)).toEqual(timeline)
   })
 })
 

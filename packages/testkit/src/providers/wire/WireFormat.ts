@@ -11,6 +11,14 @@ export interface Frame {
    * at or after it: an error after the whole answer tests nothing.
    */
   finish?: boolean
+  /**
+   * The frame that closes the text (Anthropic's text block's
+   * `content_block_stop`, before the answer's finish). A model cannot know
+   * its text is over before it writes the token that completes a stop
+   * sequence, so those tokens come before this frame, not only before the
+   * finish.
+   */
+  endsText?: boolean
 }
 
 /** A scripted answer, resolved: everything a wire format needs to render it. */

@@ -83,7 +83,7 @@ export const anthropicMessages: WireFormat = {
     // ping). With no block at all, after `message_start`.
     const ping = event('ping', { type: 'ping' })
     let index = 0
-    const block = (start: unknown, deltas: Frame[]) => {
+    const block = (start: unknown, deltas: Frame[], endsText = false) => {
       frames.push(
         event('content_block_start', { type: 'content_block_start', index, content_block: start }),
       )
@@ -91,7 +91,8 @@ export const anthropicMessages: WireFormat = {
       // One by one, not `push(...deltas)`: a spread of some 120k+ deltas (a
       // long answer) overflows the stack, and the fake dropped the connection.
       for (const d of deltas) frames.push(d)
-      frames.push(event('content_block_stop', { type: 'content_block_stop', index }))
+      const stop = event('content_block_stop', { type: 'content_block_stop', index })
+      frames.push(endsText ? { ...stop, endsText } : stop)
       index++
     }
     const delta = (d: unknown, token: boolean): Frame => ({
@@ -108,9 +109,14 @@ export const anthropicMessages: WireFormat = {
       block({ type: 'thinking', thinking: '', signature: '' }, deltas)
     }
     if (plan.textTokens.length > 0) {
+      // Its `content_block_stop` ends the text: a stop sequence's tokens are
+      // generated before it (`withStopTokens`). The fake closed the block at
+      // once and paced them before `message_delta`, announcing the end of
+      // the text a token's time early for every token of the sequence.
       block(
         { type: 'text', text: '' },
         plan.textTokens.map((t) => delta({ type: 'text_delta', text: t }, true)),
+        true,
       )
     }
     for (const call of plan.toolCalls) {

@@ -30,27 +30,35 @@ export const ernieChat: WireFormat = {
   },
 
   frames(plan) {
-    const tokens = plan.textTokens.length > 0 ? plan.textTokens : ['']
-    return tokens.map(
-      (t, i): Frame => ({
-        text: `data: ${JSON.stringify({
-          ...base(plan),
-          sentence_id: i,
-          is_end: i === tokens.length - 1,
-          // Baidu lists it among every answer's fields, streamed or not: the
-          // last chunk, which carries the finish reason, says whether the cap
-          // cut the answer, as the unstreamed answer does (it said `false`
-          // whatever the cut). The chunks before it were not cut.
-          is_truncated: i === tokens.length - 1 && plan.finishReason === 'length',
-          result: t,
-          need_clear_history: false,
-          finish_reason: i === tokens.length - 1 ? FINISH[plan.finishReason] : 'normal',
-          usage: usage(plan),
-        })}\n\n`,
-        token: t !== '',
-        finish: i === tokens.length - 1,
-      }),
-    )
+    // The text, then a chunk of its own that ends the stream: `is_end:
+    // true`, `result: ""`, the finish reason and the whole usage, as the
+    // real stream ends (`"sentence_id":3,"is_end":true,"is_truncated":false,
+    // "result":"","need_clear_history":false,"finish_reason":"normal"` after
+    // the last sentence, an ernie-bot-8k stream logged by erniebot4j;
+    // alibaba/higress's Baidu provider quotes the same end event). The fake
+    // sent the last text in the end chunk, so a stop sequence's tokens,
+    // generated before the end, held the last text back a token's time each.
+    const chunk = (i: number, result: string, end: boolean): Frame => ({
+      text: `data: ${JSON.stringify({
+        ...base(plan),
+        sentence_id: i,
+        is_end: end,
+        // Baidu lists it among every answer's fields, streamed or not: the
+        // last chunk, which carries the finish reason, says whether the cap
+        // cut the answer, as the unstreamed answer does (it said `false`
+        // whatever the cut). The chunks before it were not cut.
+        is_truncated: end && plan.finishReason === 'length',
+        result,
+        need_clear_history: false,
+        finish_reason: end ? FINISH[plan.finishReason] : 'normal',
+        usage: usage(plan),
+      })}\n\n`,
+      token: !end,
+      finish: end,
+    })
+    const frames = plan.textTokens.map((t, i) => chunk(i, t, false))
+    frames.push(chunk(frames.length, '', true))
+    return frames
   },
 
   errorFrame(error) {
