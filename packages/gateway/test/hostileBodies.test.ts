@@ -473,7 +473,7 @@ describe('hostile request bodies get a 4xx naming the problem, never a 500', () 
     expect(r.error?.message).toBe(`messages[0]${shown}: unknown field`)
   })
 
-  it('a "__proto__" key in metadata, logit_bias, a tool\'s parameters or a schema is refused naming it, not dropped: nothing sent', async () => {
+  it('a "__proto__" key in metadata, logit_bias, a tool\'s parameters, a schema or a tool_choice object is refused naming it, not dropped: nothing sent', async () => {
     // JSON.parse keeps the key; zod's records skipped it unchecked, so
     // `metadata` reached OpenAI as {} and logit_bias passed its token-id check.
     const proto = (text: string) => `{"__proto__":${text},"a":"1"}`
@@ -496,6 +496,8 @@ describe('hostile request bodies get a 4xx naming the problem, never a 500', () 
           proto('{}'),
         ),
       ],
+      // Forwarded as they are, from zod's copy: the key was left out of it.
+      ['tool_choice', raw(ok({ tool_choice: '@@' }), '{"type":"allowed_tools","__proto__":{}}')],
     ]
     const before = fake.requests.length
     for (const [param, body] of cases) {

@@ -197,17 +197,21 @@ const tool = z.strictObject({
   }),
 })
 
-const toolChoice = z.union(
-  [
-    z.enum(['none', 'auto', 'required']),
-    z.strictObject({
-      type: z.literal('function'),
-      function: z.strictObject({ name: z.string().min(1).max(MAX_ID) }),
-    }),
-    // `allowed_tools` and later kinds: forwarded to OpenAI-compatible providers as they are.
-    shallow(z.looseObject({ type: z.string().max(64) })),
-  ],
-  { error: 'expected none, auto, required or a tool choice object' },
+// Checked for `__proto__` before the union: its open branch forwards zod's
+// copy, which lacks the key, and a union's refusal names another branch's field.
+const toolChoice = everyKeyKept(
+  z.union(
+    [
+      z.enum(['none', 'auto', 'required']),
+      z.strictObject({
+        type: z.literal('function'),
+        function: z.strictObject({ name: z.string().min(1).max(MAX_ID) }),
+      }),
+      // `allowed_tools` and later kinds: forwarded to OpenAI-compatible providers as they are.
+      shallow(z.looseObject({ type: z.string().max(64) })),
+    ],
+    { error: 'expected none, auto, required or a tool choice object' },
+  ),
 )
 
 const responseFormat = z.discriminatedUnion(
