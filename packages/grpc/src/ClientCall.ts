@@ -81,12 +81,8 @@ export class ClientCall {
   #caller: { onReceiveStatus(status: StatusObject): void } | undefined
   /** A cancel passed down before ours was started (see #cancelledBelow). */
   #cancelledBeforeStart: StatusObject | undefined
-  /** #deliverUnanswered gave the caller its status: nothing below will answer now. */
-  #answeredByUs = false
   /** Write callbacks passed down and not yet called (see `switchable`). */
   #pendingWrites: Set<() => void> | undefined
-  /** The call below answered something: it has started, and completes its writes itself. */
-  #heardFromBelow = false
   /** The turn of the event loop the call was started in (see #passCancel). */
   #startTurn: Turn | undefined
 
@@ -235,16 +231,18 @@ export class ClientCall {
         // the call below sends after it reaches the caller.
         const ending: Listener = {
           onReceiveMetadata: (received, pass) => {
-            this.#heardFromBelow = true
             if (!this.#ended) pass(received)
           },
           onReceiveMessage: (message, pass) => {
-            this.#heardFromBelow = true
             if (!this.#ended) pass(message)
           },
           onReceiveStatus: (ended, pass) => {
             if (this.#ended) return
-            if (!this.#holdForCaller(ended, () => pass(this.#end(ended)))) pass(this.#end(ended))
+            const deliver = () => {
+              pass(this.#end(ended))
+              this.#completeWrites()
+            }
+            if (!this.#holdForCaller(ended, deliver)) deliver()
           },
         }
         this.#startTurn = thisTurn()
@@ -269,19 +267,19 @@ export class ClientCall {
       start: (metadata, listener) => below.start(metadata, listener),
       sendMessageWithContext: (context, message) => {
         const written = context.callback
-        // Once we delivered the status ourselves (see #deliverUnanswered),
-        // nothing below will complete a write: completed here, not sent.
-        if (this.#answeredByUs) {
-          if (written) process.nextTick(written)
+        // Once the caller has its status (ours, see #deliverUnanswered, or
+        // the call's), nothing below will complete a write: completed here,
+        // not sent. On the next turn, not the next tick: a source that never
+        // ends (a generator piped in) must not starve the event loop.
+        if (this.#ended) {
+          if (written) setImmediate(written)
           return
         }
-        // Once the call below has answered, it has started: its writes are
-        // its own to complete (no wrapper per message of a long stream).
-        if (written === undefined || this.#heardFromBelow) {
-          return below.sendMessageWithContext(context, message)
-        }
-        // Held by an interceptor below until its start, then dropped by the
-        // cancelled call: tracked, so #deliverUnanswered completes it.
+        if (written === undefined) return below.sendMessageWithContext(context, message)
+        // Tracked until below completes it, so #completeWrites can complete
+        // one the call drops as it ends: held by an interceptor below until
+        // its start, or, on a started call, waiting on HTTP/2 flow control
+        // (a server not reading) — grpc-js never calls that one back.
         this.#pendingWrites ??= new Set()
         const pending = this.#pendingWrites
         const once = () => {
@@ -472,11 +470,20 @@ export class ClientCall {
   #deliverUnanswered(code: status, details: string): void {
     const caller = this.#caller
     if (this.#ended || this.#holding || !caller) return
-    this.#answeredByUs = true
     caller.onReceiveStatus(this.#end({ code, details, metadata: new Metadata() }))
-    // Writes an interceptor below ours still holds (its start not done): the
-    // cancelled call drops them uncompleted, and a client-streaming caller's
-    // write callbacks, 'finish' and a pipeline() into it waited for good.
+    this.#completeWrites()
+  }
+
+  /**
+   * The caller has its status: complete the writes the call below still
+   * holds. It drops them uncompleted — held by an interceptor below ours
+   * whose start never came, or, on a started call, one waiting on HTTP/2
+   * flow control (the server not reading) when the caller's deadline
+   * cancelled the call, or the server answered early — and a
+   * client-streaming or bidi caller's write callbacks, `'finish'` and a
+   * `pipeline()` into it waited for good, its source held open.
+   */
+  #completeWrites(): void {
     for (const write of [...(this.#pendingWrites ?? [])]) process.nextTick(write)
   }
 
