@@ -1,30 +1,26 @@
+import { isMarkedUnfinished } from '../dialects/unfinishedCall.js'
 import type { ChatResponse, ContentBlock } from '../types.js'
 
 /**
- * The tool call an answer stopped at its token limit was cut in before any
- * of its arguments came, if there is one: the answer's last block, a call
- * whose arguments are empty (`{}`, or blank text). It reads as a call
- * without arguments — the `{}` a streamed call gets once the answer's
- * finish comes (OpenAI's wire), a whole answer's blank `arguments` read as
- * `{}` — but the model was stopped while writing it: run, `send_email` got
- * `{}`, arguments the model never wrote. Arguments that parse to anything
- * else were written whole (a JSON object cut short does not parse), and a
- * call with a block after it was finished. A tool without arguments whose
- * call the limit cut exactly there is not run either: the model reads why,
- * and may call it again — a turn, where running the cut call acts on
- * nothing the model said.
+ * The tool call an answer stopped at its token limit was cut in, if the
+ * parser could tell: the answer's last block, a call whose end is not in
+ * what came of it (`markUnfinished`) — an OpenAI-compatible call with no
+ * argument text at all (its `{}` the parser's: a call cut right after its
+ * name reads the same), Anthropic's last `tool_use` of a `max_tokens`
+ * answer, whatever its `input` holds (the members finished before the cut:
+ * `{ to }`, the body never came; or `{}`) — or arguments that are blank
+ * text (`partialContent`'s `""`). Run, `send_email` got arguments
+ * the model never finished. Arguments that came as text and do not parse
+ * are refused as such (`runTurns`); a call written whole before the cap —
+ * `{}` streamed as text, Gemini's whole `functionCall` parts — is no cut
+ * call, and a call with a block after it was finished.
  */
 export function cutBeforeArguments(response: ChatResponse): ContentBlock | undefined {
   if (response.finishReason !== 'length') return undefined
   const last = response.content.at(-1)
   if (last?.type !== 'tool_call') return undefined
-  const args: unknown = last.arguments
-  const empty =
-    typeof args === 'string'
-      ? args.trim() === ''
-      : typeof args === 'object' &&
-        args !== null &&
-        !Array.isArray(args) &&
-        Object.keys(args).length === 0
-  return empty ? last : undefined
+  // Blank text: the `""` of a stream cut before any argument came
+  // (`StreamInterruptedError`'s `partialContent`), handed on as an answer.
+  const blank = typeof last.arguments === 'string' && last.arguments.trim() === ''
+  return blank || isMarkedUnfinished(last) ? last : undefined
 }

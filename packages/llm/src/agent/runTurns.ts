@@ -192,7 +192,7 @@ async function turns(
               type: 'tool_result',
               toolCallId: call.id,
               content:
-                'the answer was cut at its token limit before the arguments of this call came; the tool was not run',
+                'the answer was cut at its token limit before this call was finished; the tool was not run',
               isError: true,
             }
           : await runTool(options, run, turn, call),
@@ -271,7 +271,12 @@ async function answer(
       key,
       async () => {
         const response = await ask()
-        if (!response.content.some((b) => b.type === 'tool_call' && runnable(options, b))) {
+        // The call `turns` refuses as cut runs nothing either: remembered,
+        // a rerun with a larger cap replayed it and refused it again.
+        const cut = cutBeforeArguments(response)
+        if (
+          !response.content.some((b) => b.type === 'tool_call' && b !== cut && runnable(options, b))
+        ) {
           throw new Unremembered(response)
         }
         return response

@@ -2,6 +2,7 @@ import { textWeight } from '../budget/textWeight.js'
 import { argumentsText, parseArguments, refusalOf, textOf } from '../dialects/blocks.js'
 import { isEmptyArguments } from '../dialects/emptyToolArguments.js'
 import { rewritesAnInteger } from '../dialects/roundedByParsing.js'
+import { isMarkedUnfinished, keepUnfinished, markUnfinished } from '../dialects/unfinishedCall.js'
 import type {
   Annotation,
   ChatResponse,
@@ -169,9 +170,13 @@ export class StreamCollector {
         }
         entry.raw += event.argumentsDelta
         this.#outputWeight += textWeight(event.argumentsDelta)
+        // The parser's `{}` for a call with no argument text (`markUnfinished`).
+        if (isMarkedUnfinished(event)) markUnfinished(entry.block)
         return
       }
       case 'finish':
+        // The answer's last tool call was cut (Anthropic's `max_tokens` on a `tool_use`).
+        if (isMarkedUnfinished(event) && last?.type === 'tool_call') markUnfinished(last)
         this.#finished = true
         this.#finishReason = event.finishReason
         this.#providerFinishReason = event.providerFinishReason
@@ -268,7 +273,7 @@ export class StreamCollector {
         block.rawArguments = raw
       }
     }
-    return this.#blocks.map((b) => ({ ...b }))
+    return this.#blocks.map((b) => keepUnfinished(b, { ...b }))
   }
 
   text(): string {

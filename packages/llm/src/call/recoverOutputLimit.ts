@@ -9,6 +9,7 @@ import { isRateLimited } from '../errors/RateLimitedError.js'
 import { isRequestRejected } from '../errors/RequestRejectedError.js'
 import type { ChatRequest, ChatResponse, ContentBlock, Usage } from '../types.js'
 import { tooBig } from './tooBig.js'
+import { withoutCutCall } from './withoutCutCall.js'
 
 /**
  * `providerFinishReason`s of a `length` finish that is no output-cap stop:
@@ -95,7 +96,9 @@ export async function recoverOutputLimit(
       current = { ...current, maxTokens: Math.min(current.maxTokens * 2, ceiling) }
       steps.push('raise-cap')
     } else {
-      parts.push(response)
+      // The continuation goes on from the text: a call the answer was cut
+      // in cannot be finished by it, and is left out (`withoutCutCall`).
+      parts.push(withoutCutCall(response))
       current = {
         ...current,
         messages: [

@@ -1,5 +1,6 @@
 import type { StreamEvent } from '../types.js'
 import type { StreamParser } from './Dialect.js'
+import { markUnfinished } from './unfinishedCall.js'
 
 /**
  * The arguments of a tool call that has none: the empty JSON object, as a
@@ -22,7 +23,9 @@ export function isEmptyArguments(text: string): boolean {
  * no argument text gets one more delta, `{}`, so the streamed arguments
  * agree with the whole answer's. Events pass through untouched otherwise
  * (the same array: nothing is allocated per event for a stream without
- * tool calls).
+ * tool calls). Each `{}` added is marked (`markUnfinished`): no argument
+ * text came, so a call cut right after its name reads the same — the
+ * answer's `length` finish then says it was cut (`cutBeforeArguments`).
  */
 export function withEmptyArgumentsAsObject(parser: StreamParser): StreamParser {
   // Each tool call by its wire index (else its id, as the collector keys
@@ -59,9 +62,11 @@ export function withEmptyArgumentsAsObject(parser: StreamParser): StreamParser {
       call.hasArguments = true
       const { id, index, name } = call
       empty.push(
-        index === undefined
-          ? { type: 'tool_call', id, name, argumentsDelta: EMPTY_ARGUMENTS }
-          : { type: 'tool_call', id, name, argumentsDelta: EMPTY_ARGUMENTS, index },
+        markUnfinished<StreamEvent>(
+          index === undefined
+            ? { type: 'tool_call', id, name, argumentsDelta: EMPTY_ARGUMENTS }
+            : { type: 'tool_call', id, name, argumentsDelta: EMPTY_ARGUMENTS, index },
+        ),
       )
     }
     if (empty.length === 0) return events

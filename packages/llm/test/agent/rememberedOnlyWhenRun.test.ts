@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { MemorySideEffectStore } from '../../src/agent/MemorySideEffectStore.js'
 import { runTurns } from '../../src/agent/runTurns.js'
+import { parseOpenAIResponse } from '../../src/dialects/openai/response.js'
 import type { ChatResponse, ContentBlock } from '../../src/types.js'
 
 // runTurns remembers a turn's answer only when a tool runs on it: the
@@ -70,6 +71,75 @@ describe('runTurns remembers only an answer a tool ran on', () => {
       })
     await expect(run(16)).rejects.toThrow('provider 500')
     expect(sent).toEqual([])
+    const rerun = await run(4096)
+    expect(rerun.response.text).toBe('Done.')
+    expect(asked).toEqual([16, 4096])
+    expect(sent).toEqual(['Hi Bob'])
+  })
+
+  it('a call cut at maxTokens before any argument came ({}) ran nothing: a rerun with a larger cap asks the model again', async () => {
+    const store = new MemorySideEffectStore()
+    const asked: number[] = []
+    const sent: string[] = []
+    let calls = 0
+    // The whole answer an OpenAI-compatible server gives for a call cut right
+    // after its name: blank arguments, `finish_reason: length` — read `{}`.
+    const cut = () =>
+      parseOpenAIResponse({
+        id: 'r',
+        model: 'm',
+        choices: [
+          {
+            index: 0,
+            finish_reason: 'length',
+            message: {
+              role: 'assistant',
+              content: null,
+              tool_calls: [
+                { id: 'c1', type: 'function', function: { name: 'send_email', arguments: '' } },
+              ],
+            },
+          },
+        ],
+      })
+    const run = (maxTokens: number) =>
+      runTurns({
+        operationId: 'email-bob-empty',
+        deadline: false,
+        messages: [{ role: 'user', content: 'Email Bob.' }],
+        store,
+        tools: {
+          send_email: (args) => {
+            sent.push((args as { body: string }).body)
+            return 'sent'
+          },
+        },
+        call: async (_messages, { turn }) => {
+          calls++
+          if (turn === 1) {
+            asked.push(maxTokens)
+            return maxTokens < 100
+              ? cut()
+              : answer(
+                  [
+                    {
+                      type: 'tool_call',
+                      id: 'c1',
+                      name: 'send_email',
+                      arguments: { body: 'Hi Bob' },
+                    },
+                  ],
+                  'tool_calls',
+                )
+          }
+          if (calls === 2) throw new Error('provider 500')
+          return answer([{ type: 'text', text: 'Done.' }], 'stop')
+        },
+      })
+    await expect(run(16)).rejects.toThrow('provider 500')
+    expect(sent).toEqual([])
+    // Before: the refused answer was remembered, replayed to the rerun, and
+    // refused again — the rerun's larger cap never reached the model.
     const rerun = await run(4096)
     expect(rerun.response.text).toBe('Done.')
     expect(asked).toEqual([16, 4096])

@@ -135,7 +135,7 @@ describe('runTurns and a tool call the model never finished', () => {
     expect(result.response.text).toBe('Noted.')
     expect(results.map((m) => m.tool_call_id)).toEqual(['call_1', 'call_2'])
     expect(results[1]?.content).toBe(
-      'the answer was cut at its token limit before the arguments of this call came; the tool was not run',
+      'the answer was cut at its token limit before this call was finished; the tool was not run',
     )
   })
 })

@@ -16,6 +16,7 @@ import { EACH, rawJsonValues } from '../rawJsonValues.js'
 import { rewritesAnInteger } from '../roundedByParsing.js'
 import { asArray, get, getRecord, getString, parseAnswerJson } from '../safeJson.js'
 import { holdsUnsafeInteger } from '../toolArguments.js'
+import { markUnfinished } from '../unfinishedCall.js'
 
 export const ANTHROPIC_FINISH: Readonly<Record<string, FinishReason>> = {
   end_turn: 'stop',
@@ -123,6 +124,13 @@ export function parseAnthropicResponse(body: unknown, meta: ResponseMeta = {}): 
   const usage = get(json, 'usage')
   const tier = anthropicServiceTier(usage)
   const reason = get(json, 'stop_reason')
+  // Stopped at its token limit on a `tool_use`: that call is incomplete
+  // (Anthropic's docs), its `input` only the members finished before the
+  // cut — `{ to }` of an email whose body never came (`markUnfinished`).
+  const last = content.at(-1)
+  if (last?.type === 'tool_call' && mapFinish(ANTHROPIC_FINISH, reason) === 'length') {
+    markUnfinished(last)
+  }
   const response: ChatResponse = {
     id: getString(json, 'id') ?? '',
     model: getString(json, 'model') ?? '',

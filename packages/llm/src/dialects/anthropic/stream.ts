@@ -5,6 +5,7 @@ import type { StreamParser } from '../Dialect.js'
 import { EMPTY_ARGUMENTS, isEmptyArguments } from '../emptyToolArguments.js'
 import { isBlank } from '../isBlank.js'
 import { asRecord, get, getCode, getRecord, getString, parseAnswerJson } from '../safeJson.js'
+import { markUnfinished } from '../unfinishedCall.js'
 import { normalizeAnthropicStreamError } from './errors.js'
 import {
   ANTHROPIC_FINISH,
@@ -42,6 +43,8 @@ export function createAnthropicStreamParser(): StreamParser {
   let windowFull = false
   /** Text, thinking or a tool call came: `message_stop` then ends an answer. */
   let sawContent = false
+  /** The last content block started was a `tool_use`. */
+  let lastIsTool = false
   let finished = false
   let done = false
 
@@ -56,7 +59,7 @@ export function createAnthropicStreamParser(): StreamParser {
     // A tool block the stream never stopped still gets its `{}`.
     const out: StreamEvent[] = []
     for (const tool of tools.values()) out.push(...closeTool(tool))
-    out.push({
+    const event: StreamEvent = {
       type: 'finish',
       finishReason: finishReason ?? 'unknown',
       ...(windowFull ? { providerFinishReason: ANTHROPIC_WINDOW_FULL } : {}),
@@ -64,7 +67,12 @@ export function createAnthropicStreamParser(): StreamParser {
       id,
       ...(model === undefined ? {} : { model }),
       ...(serviceTier === undefined ? {} : { serviceTier }),
-    })
+    }
+    // Stopped at its token limit on a `tool_use`: that call is incomplete
+    // whatever its input reads (`{}` closed by its `content_block_stop`),
+    // as the whole answer's is (`parseAnthropicResponse`): the collector
+    // marks the answer's last call (`markUnfinished`).
+    out.push(lastIsTool && finishReason === 'length' ? markUnfinished(event) : event)
     return out
   }
 
@@ -96,6 +104,7 @@ export function createAnthropicStreamParser(): StreamParser {
         }
         case 'content_block_start': {
           const block = getRecord(event, 'content_block')
+          lastIsTool = getString(block, 'type') === 'tool_use'
           // Encrypted reasoning comes whole, in its start: kept as a whole
           // answer keeps it, or the next turn's tool_use lacks the reasoning
           // before it (Anthropic refuses that history while thinking is on).

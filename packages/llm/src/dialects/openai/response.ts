@@ -23,6 +23,7 @@ import { headerValue } from '../errorHeaders.js'
 import { GeneratedCallIds } from '../GeneratedCallIds.js'
 import { markNoAnswer } from '../noAnswer.js'
 import { asArray, get, getRecord, getString, parseAnswerJson } from '../safeJson.js'
+import { markUnfinished } from '../unfinishedCall.js'
 import { argumentsSent, argumentsWritten } from './argumentsSent.js'
 import { reasoningThinking } from './reasoningText.js'
 
@@ -117,8 +118,9 @@ export function parseOpenAIResponse(
     // OpenAI-compatible servers for a parameterless tool) is `{}`, as the
     // stream gives it and as client code parses it.
     const given = argumentsSent(get(fn, 'arguments'), () => written(index))
-    const rawArguments = isEmptyArguments(given) ? EMPTY_ARGUMENTS : given
-    content.push({
+    const blank = isEmptyArguments(given)
+    const rawArguments = blank ? EMPTY_ARGUMENTS : given
+    const block: ContentBlock = {
       type: 'tool_call',
       // A call sent without an id (`""` from Gemini's OpenAI compatibility
       // endpoint, none from LM Studio and others) gets one unique across
@@ -132,7 +134,10 @@ export function parseOpenAIResponse(
       // answer, the next turn's request): the parsed value rounds integers
       // past 2^53.
       rawArguments,
-    })
+    }
+    // No argument text came: the `{}` is ours, and a call cut right after
+    // its name reads the same (`markUnfinished`).
+    content.push(blank ? markUnfinished(block) : block)
   }
   const requestId = headerValue(meta.headers, 'x-request-id')
   const refused = refusalOf(content)
