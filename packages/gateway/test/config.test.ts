@@ -464,7 +464,7 @@ describe('gateway config validation names the field', () => {
     // 30 days: the local limiter's window ended after 1 ms (a Node timer holds
     // at most 2^31 - 1 ms), so an rpm of 1 let every request through.
     expect(problems({ ...valid(), limits: { windowMs: 2_592_000_000 } })).toEqual([
-      'limits.windowMs: expected at most 2147483647 ms (24.8 days, the longest a Node timer waits): a longer window would end at once, limiting nothing',
+      'limits.windowMs: expected at most 2147483000 ms (24.8 days, the longest a Node timer waits, in whole seconds): a longer window would end at once, limiting nothing',
     ])
     expect(problems({ ...valid(), limits: { windowMs: 2_147_484_000 } })).toHaveLength(1)
     expect(problems({ ...valid(), limits: { windowMs: 2_147_483_000 } })).toEqual([])

@@ -37,6 +37,7 @@ export {
   type MemoryCooldownStoreOptions,
 } from './admission/MemoryCooldownStore.js'
 export {
+  MAX_LIMIT_WINDOW_MS,
   type ProviderLimit,
   ProviderLimits,
   type ProviderLimitsOptions,

@@ -6,7 +6,7 @@ import * as llm from '../src/index.js'
  * a decision, made here on purpose, not a side effect of a refactor.
  */
 describe('the public surface of @hourglass/llm', () => {
-  it('exports exactly these 57 runtime names', () => {
+  it('exports exactly these 58 runtime names', () => {
     expect(Object.keys(llm).sort()).toEqual(
       [
         'Admission',
@@ -14,6 +14,7 @@ describe('the public surface of @hourglass/llm', () => {
         'DEFAULT_MAX_RETRY_AFTER_MS',
         'ERROR_KINDS',
         'ERROR_KIND_TABLE',
+        'MAX_LIMIT_WINDOW_MS',
         'MAX_PROVIDER_TEXT_CHARS',
         'MemoryCooldownStore',
         'MemorySideEffectStore',

@@ -1,4 +1,5 @@
-import { isHeaderName, isHeaderValue, isVisibleAscii, MAX_TIMER_MS } from '@hourglass/core'
+import { isHeaderName, isHeaderValue, isVisibleAscii } from '@hourglass/core'
+import { MAX_LIMIT_WINDOW_MS } from '@hourglass/llm'
 import { z } from 'zod'
 import { redisTarget } from '../redisTarget.js'
 import { type Env, envString } from './envString.js'
@@ -262,8 +263,8 @@ export function gatewayConfigSchema(env: Env) {
           windowMs: positiveMs('the window')
             .multipleOf(1000, 'expected whole seconds (a multiple of 1000 ms)')
             .max(
-              MAX_TIMER_MS,
-              `expected at most ${MAX_TIMER_MS} ms (24.8 days, the longest a Node timer waits): a longer window would end at once, limiting nothing`,
+              MAX_LIMIT_WINDOW_MS,
+              `expected at most ${MAX_LIMIT_WINDOW_MS} ms (24.8 days, the longest a Node timer waits, in whole seconds): a longer window would end at once, limiting nothing`,
             )
             .default(60_000),
           instances: z.number().int().min(1).default(1),

@@ -19,6 +19,14 @@ import { type RedisLimitClient, RedisLimitScript, type WindowEnd } from './Redis
 
 export type { RedisLimitClient } from './RedisLimitScript.js'
 
+/**
+ * The longest `windowMs`: whole seconds (rate-limiter-flexible counts in
+ * seconds) within a Node timer's reach (core's `MAX_TIMER_MS`, 2^31 - 1 ms),
+ * so 2 147 483 000 ms, 24.8 days. The gateway's config refuses a longer one
+ * at its field by the same figure.
+ */
+export const MAX_LIMIT_WINDOW_MS = Math.floor(MAX_TIMER_MS / 1000) * 1000
+
 /** One provider's limits per window. Absent or 0 = unlimited. */
 export interface ProviderLimit {
   /** Requests per window (per minute with the default window). */
@@ -294,11 +302,11 @@ export class ProviderLimits {
       typeof windowMs !== 'number' ||
       !Number.isInteger(windowMs / 1000) ||
       windowMs < 1000 ||
-      windowMs > MAX_TIMER_MS
+      windowMs > MAX_LIMIT_WINDOW_MS
     ) {
       throw optionError(
         'windowMs',
-        `whole seconds from 1000 to ${MAX_TIMER_MS} ms (24.8 days, the longest a Node timer waits)`,
+        `whole seconds from 1000 to ${MAX_LIMIT_WINDOW_MS} ms (24.8 days, the longest a Node timer waits)`,
         windowMs,
       )
     }

@@ -1,6 +1,5 @@
-import { MAX_TIMER_MS } from '@hourglass/core'
 import { describe, expect, it } from 'vitest'
-import { ProviderLimits } from '../../src/admission/ProviderLimits.js'
+import { MAX_LIMIT_WINDOW_MS, ProviderLimits } from '../../src/admission/ProviderLimits.js'
 
 /**
  * The in-memory limiter (rate-limiter-flexible's memory store, also the
@@ -16,7 +15,7 @@ describe('ProviderLimits: windowMs within a Node timer’s reach', () => {
         String(windowMs),
       ).toThrow(
         new RangeError(
-          `windowMs must be whole seconds from 1000 to ${MAX_TIMER_MS} ms (24.8 days, the longest a Node timer waits), got ${windowMs}`,
+          `windowMs must be whole seconds from 1000 to ${MAX_LIMIT_WINDOW_MS} ms (24.8 days, the longest a Node timer waits), got ${windowMs}`,
         ),
       )
     }
