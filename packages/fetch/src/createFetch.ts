@@ -284,8 +284,12 @@ export function createFetch(
         if (hop !== undefined) {
           // The redirect's answer is the hop's end, as a retried status's
           // is: its attempt ends with that status, and then its request
-          // stops, before the next hop asks for a connection.
+          // stops, before the next hop asks for a connection. An upload
+          // still going (a 303 answered early, its answer still open) is
+          // reset first over HTTP/2: undici's abort ends the stream (NO_ERROR,
+          // END_STREAM first), which the server reads as the whole body.
           attempt?.finish()
+          attempt?.cutUpload()
           hop.leave()
         }
         // A redirect that keeps a form body (307, 308): sent with the boundary its
@@ -384,8 +388,11 @@ export function createFetch(
       // with its status, as the interceptor's does, before the body is
       // cancelled. Ended by the cancel instead, a body still arriving (any
       // more than a few KB) ended it as `AbortError` — an errored egress
-      // span for a 503 that was retried.
+      // span for a 503 that was retried. An upload still going is reset
+      // first over HTTP/2 (the cancel's abort ends it: the server read the
+      // part it had as the whole body, then the retry's whole body again).
       attempt?.finish()
+      attempt?.cutUpload()
       await response.body?.cancel()
       return { retry: true, delayMs }
     }

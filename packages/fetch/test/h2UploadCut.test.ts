@@ -11,12 +11,15 @@ import {
   type ServerHttp2Stream,
 } from 'node:http2'
 import { type AddressInfo, connect as connectTcp } from 'node:net'
+import { PassThrough } from 'node:stream'
 import { Agent } from 'undici'
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import { createFetch, type HourglassFetch } from '../src/index.js'
 
 // An HTTP/2 upload cut short — the answer read while it was still being
-// sent, the call failed, the proxied client gone — reached the server as
+// sent (or while its source had nothing to send yet), a redirect followed
+// or a status retried mid-upload, the call failed, the proxied client
+// gone — reached the server as
 // a shorter body that read as whole: undici's writer, once the body it
 // reads is done, sends END_STREAM, and undici's abort closes the stream
 // with NO_ERROR (END_STREAM first): either way the server's stream ended
@@ -58,6 +61,8 @@ function expectUpload(): void {
   onUpload = { first, closed }
 }
 let onUpload: { first: () => void; closed: (seen: Seen) => void } | undefined
+/** '/busy' answers 503 next. */
+let busyOnce = true
 
 beforeAll(async () => {
   upstream = createSecureServer({ key, cert })
@@ -67,10 +72,25 @@ beforeAll(async () => {
     onUpload = undefined
     const seen: Seen = { received: 0, rstCode: undefined, aborted: false }
     // An ingest that acknowledges at once and reads on; '/hold' reads and never answers.
-    if (headers[':path'] === '/answer') stream.respond({ ':status': 200 })
-    if (headers[':path'] === '/answer') stream.end('ok')
+    const path = headers[':path']
+    if (path === '/answer') stream.respond({ ':status': 200 })
+    if (path === '/answer') stream.end('ok')
+    // Answered at once, the answer left open, reading stopped after the
+    // first chunk: the upload is still going when the client leaves it.
+    // '/busy' is a 503 the first time, then reads the whole body and says its size.
+    const early = path === '/see-other' || (path === '/busy' && busyOnce)
+    if (path === '/see-other') stream.respond({ ':status': 303, location: '/answer' })
+    if (path === '/busy' && busyOnce) stream.respond({ ':status': 503, 'retry-after': '0' })
+    if (path === '/busy') busyOnce = !busyOnce
+    if (path === '/busy' && !early) {
+      stream.on('end', () => {
+        stream.respond({ ':status': 200 })
+        stream.end(String(seen.received))
+      })
+    }
     stream.on('data', (chunk: Buffer) => {
       seen.received += chunk.length
+      if (early) stream.pause()
       waiter?.first()
     })
     stream.on('aborted', () => {
@@ -236,4 +256,73 @@ it("an HTTP/1 proxy's upload (body: req) whose client leaves mid-upload is reset
   socket.destroy()
   expectReset(await arrived.closed)
   expect(await proxied).toMatch(/^failed: /)
+})
+
+it('over HTTP/2, a Node stream upload with nothing more to send when the server answered is reset at once and destroyed, not left open until it sends more', async () => {
+  expectUpload()
+  const body = new PassThrough()
+  body.write(Buffer.alloc(CHUNK, 1))
+  const answer = await fetch(`${base}/answer`, {
+    method: 'POST',
+    body,
+    duplex: 'half',
+    dispatcher: agent,
+  } as never)
+  expect(await answer.text()).toBe('ok')
+  // Nothing more is ever written: the stream closes on the reset alone.
+  const seen = await arrived.closed
+  expect(seen.rstCode).toBe(constants.NGHTTP2_CANCEL)
+  expect(seen.received).toBeLessThanOrEqual(CHUNK)
+  expect(body.destroyed).toBe(true)
+})
+
+it('over HTTP/2, a generator upload still awaiting its next chunk when the server answered is reset at once', async () => {
+  expectUpload()
+  const upload = gatedUpload()
+  const answer = await fetch(`${base}/answer`, {
+    method: 'POST',
+    body: upload.body,
+    duplex: 'half',
+    dispatcher: agent,
+  } as never)
+  expect(await answer.text()).toBe('ok')
+  // The gate is still shut: the reset does not wait for the generator.
+  const seen = await arrived.closed
+  expect(seen.rstCode).toBe(constants.NGHTTP2_CANCEL)
+  expect(seen.received).toBeLessThanOrEqual(CHUNK)
+  upload.release()
+})
+
+it('over HTTP/2, a redirect answered mid-upload, its answer still open, is reset as fetch follows it: the server never reads the part it got as the whole body', async () => {
+  expectUpload()
+  const body = Buffer.alloc(16 * CHUNK, 1)
+  const answer = await fetch(`${base}/see-other`, {
+    method: 'POST',
+    body,
+    dispatcher: agent,
+  } as never)
+  // The 303 is followed (a GET) and read whole.
+  expect({ status: answer.status, text: await answer.text() }).toEqual({ status: 200, text: 'ok' })
+  const seen = await arrived.closed
+  expect(seen.rstCode).toBe(constants.NGHTTP2_CANCEL)
+  expect(seen.received).toBeLessThan(body.length)
+})
+
+it("over HTTP/2, a 503 retried mid-upload is reset before the retry: the server reads the retry's body once, not a shorter one before it", async () => {
+  expectUpload()
+  const body = Buffer.alloc(16 * CHUNK, 1)
+  const answer = await fetch(`${base}/busy`, {
+    method: 'PUT',
+    body,
+    dispatcher: agent,
+    retry: { statuses: [503] },
+  } as never)
+  // The retry's whole body reached the server.
+  expect({ status: answer.status, text: await answer.text() }).toEqual({
+    status: 200,
+    text: String(body.length),
+  })
+  const seen = await arrived.closed
+  expect(seen.rstCode).toBe(constants.NGHTTP2_CANCEL)
+  expect(seen.received).toBeLessThan(body.length)
 })
