@@ -108,6 +108,7 @@ import {
 import { bullmqTraceHandlers } from './jobSpans.js'
 import { OpenWork } from './OpenWork.js'
 import { serverSpan } from './serverSpan.js'
+import { sliceRanOutAt } from './sliceRanOutAt.js'
 import { open, tracedSpan } from './tracedSpan.js'
 import { withRequestIds } from './withRequestIds.js'
 
@@ -188,6 +189,11 @@ export function traceHandlers(sdkTracer: Tracer): Handlers {
   // a plan made inside that slice nests under it only while this is still
   // the span the new slice would get (see `sliceParent`).
   const sliceAnchors = new WeakMap<Span, Span | undefined>()
+  // When each slice span started, as `performance.now()`: its exceeded event
+  // is stamped when its time ran out, counted from here. The SDK reads such
+  // a time against the span's own start (epoch ms would be read against
+  // `Date.now()`, which drifts from it: the event landed a ms off, or more).
+  const sliceStarts = new WeakMap<Span, number>()
   /**
    * The context a slice starts in, and the span it would get without
    * nesting. A slice of a plan made inside another slice (`slice.plan(…)`,
@@ -331,6 +337,7 @@ export function traceHandlers(sdkTracer: Tracer): Handlers {
         )
         sliceSpans.set(m.deadline, span)
         sliceAnchors.set(span, anchor)
+        sliceStarts.set(span, performance.now())
         track(m.deadline, span)
       },
       sliceEnd(m) {
@@ -347,6 +354,10 @@ export function traceHandlers(sdkTracer: Tracer): Handlers {
           // Ran over. In dark mode (`observed`) nothing was done: the event
           // says so, as a request's observed expiry does, and the status stays unset.
           const observed = m.outcome === 'observed'
+          // When its time ran out, not now: a dark-mode slice ends whenever
+          // its step finished (see `sliceRanOutAt`).
+          const now = performance.now()
+          const started = sliceStarts.get(span)
           span.addEvent(
             EVENT_DEADLINE_EXCEEDED,
             defined({
@@ -356,6 +367,7 @@ export function traceHandlers(sdkTracer: Tracer): Handlers {
               [ATTR_DEADLINE_SLICE_USED_MS]: ms(m.usedMs),
               [ATTR_DEADLINE_ACTION]: observed ? 'observed' : undefined,
             }),
+            started === undefined ? now : sliceRanOutAt(m.deadline, m.allottedMs, started, now),
           )
           if (!observed) {
             span.setAttribute(ATTR_ERROR_TYPE, 'DEADLINE_EXCEEDED')
