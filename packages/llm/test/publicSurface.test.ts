@@ -6,7 +6,7 @@ import * as llm from '../src/index.js'
  * a decision, made here on purpose, not a side effect of a refactor.
  */
 describe('the public surface of @hourglass/llm', () => {
-  it('exports exactly these 58 runtime names', () => {
+  it('exports exactly these 59 runtime names', () => {
     expect(Object.keys(llm).sort()).toEqual(
       [
         'Admission',
@@ -58,6 +58,7 @@ describe('the public surface of @hourglass/llm', () => {
         'keyId',
         'llmChannels',
         'looksLikeWebPage',
+        'markedUnfinished',
         'openAICompatible',
         'providerText',
         'quoted',

@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto'
-import type {
-  ChatResponse,
-  FinishReason,
-  NormalizedError,
-  StreamEvent,
-  Usage,
+import {
+  type ChatResponse,
+  type FinishReason,
+  markedUnfinished,
+  type NormalizedError,
+  type StreamEvent,
+  type Usage,
 } from '@hourglass/llm'
 import { MAX_PROVIDER_TEXT_CHARS, providerText } from '../llm.js'
 
@@ -69,6 +70,7 @@ export function toOpenAIResponse(
   response: ChatResponse,
   options: OpenAIEncodeOptions = {},
 ): Record<string, unknown> {
+  const last = response.content.at(-1)
   const toolCalls = response.content.flatMap((b) =>
     b.type === 'tool_call'
       ? [
@@ -77,7 +79,16 @@ export function toOpenAIResponse(
             type: 'function',
             function: {
               name: b.name,
-              arguments: b.rawArguments ?? stringifyArguments(b.arguments),
+              // The call the answer was cut in (`markedUnfinished`, the
+              // answer's last, finish `length`): "", as an OpenAI server
+              // answers a call cut before its arguments. Its `{}` is the
+              // parser's, Anthropic's `{ to }` only the members finished
+              // before the cut: written whole, a client (llm's `runTurns`)
+              // ran `send_email` on arguments the model never finished.
+              arguments:
+                b === last && response.finishReason === 'length' && markedUnfinished(b)
+                  ? ''
+                  : (b.rawArguments ?? stringifyArguments(b.arguments)),
             },
           },
         ]
@@ -180,6 +191,17 @@ export class OpenAIChunkEncoder {
   /** Calls whose first chunk went out with no name: named on the first event that has one. */
   readonly #unnamed = new Set<string | number>()
   #sentRole = false
+  /**
+   * The parser's `{}` for a call with no argument text (`markedUnfinished`),
+   * held until the finish: on a `length` finish the answer's last call is
+   * one cut right after its name, and its `{}` is not what the model sent
+   * (llm's `runTurns` behind this gateway ran `send_email({})`); on any
+   * other, it is sent, so a client parsing complete calls' arguments reads
+   * JSON. By the call's key; `#lastCall` the key of the answer's last block,
+   * when that block is a call.
+   */
+  readonly #heldEmpty = new Map<string | number, StreamEvent & { type: 'tool_call' }>()
+  #lastCall: string | number | undefined
   #fingerprint: string | undefined
   #serviceTier: string | undefined
 
@@ -191,45 +213,35 @@ export class OpenAIChunkEncoder {
   encode(event: StreamEvent): Record<string, unknown>[] {
     switch (event.type) {
       case 'text':
+        this.#lastCall = undefined
         // A refusal's piece is `delta.refusal`, as OpenAI streams it.
         return [
           this.#chunk(event.refusal === true ? { refusal: event.text } : { content: event.text }),
         ]
       case 'thinking':
+        this.#lastCall = undefined
         return [this.#chunk({ reasoning_content: event.thinking })]
       case 'signature':
         return []
       case 'tool_call': {
         const key = event.index ?? event.id
-        let index = this.#toolIndex.get(key)
-        const first = index === undefined
-        if (index === undefined) {
-          index = this.#toolIndex.size
-          this.#toolIndex.set(key, index)
+        if (this.#toolIndex.has(key) && markedUnfinished(event)) {
+          this.#heldEmpty.set(key, event)
+          return []
         }
-        if (first && event.name === '') this.#unnamed.add(key)
-        // The name an OpenAI-compatible server sent after the call's opening
-        // delta: sent once it is known (the official clients take a later
-        // `function.name`); sent only with the first chunk, the call stayed
-        // named "" for the client.
-        const naming = !first && event.name !== '' && this.#unnamed.delete(key)
-        const call = first
-          ? {
-              index,
-              id: event.id,
-              type: 'function',
-              function: { name: event.name, arguments: event.argumentsDelta },
-            }
-          : naming
-            ? { index, function: { name: event.name, arguments: event.argumentsDelta } }
-            : { index, function: { arguments: event.argumentsDelta } }
-        return [this.#chunk({ tool_calls: [call] })]
+        if (!this.#toolIndex.has(key)) this.#lastCall = key
+        return this.#toolCall(key, event)
       }
       case 'finish': {
+        const out: Record<string, unknown>[] = []
+        for (const [key, held] of this.#heldEmpty) {
+          if (event.finishReason === 'length' && key === this.#lastCall) continue
+          out.push(...this.#toolCall(key, held))
+        }
+        this.#heldEmpty.clear()
         this.#fingerprint = event.systemFingerprint
         this.#serviceTier =
           event.serviceTier === undefined ? undefined : openAIServiceTier(event.serviceTier)
-        const out: Record<string, unknown>[] = []
         if (event.annotations !== undefined && event.annotations.length > 0) {
           out.push(this.#chunk({ annotations: event.annotations }))
         }
@@ -243,6 +255,36 @@ export class OpenAIChunkEncoder {
         return out
       }
     }
+  }
+
+  /** A call's delta as a chunk: its index, id and name with its first. */
+  #toolCall(
+    key: string | number,
+    event: StreamEvent & { type: 'tool_call' },
+  ): Record<string, unknown>[] {
+    let index = this.#toolIndex.get(key)
+    const first = index === undefined
+    if (index === undefined) {
+      index = this.#toolIndex.size
+      this.#toolIndex.set(key, index)
+    }
+    if (first && event.name === '') this.#unnamed.add(key)
+    // The name an OpenAI-compatible server sent after the call's opening
+    // delta: sent once it is known (the official clients take a later
+    // `function.name`); sent only with the first chunk, the call stayed
+    // named "" for the client.
+    const naming = !first && event.name !== '' && this.#unnamed.delete(key)
+    const call = first
+      ? {
+          index,
+          id: event.id,
+          type: 'function',
+          function: { name: event.name, arguments: event.argumentsDelta },
+        }
+      : naming
+        ? { index, function: { name: event.name, arguments: event.argumentsDelta } }
+        : { index, function: { arguments: event.argumentsDelta } }
+    return [this.#chunk({ tool_calls: [call] })]
   }
 
   // One literal per chunk, not `{ ...base, choices }`: on Node 20 each field

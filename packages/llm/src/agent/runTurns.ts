@@ -11,6 +11,7 @@ import type { ChatMessage, ChatResponse, ContentBlock } from '../types.js'
 import { cutBeforeArguments } from './cutBeforeArguments.js'
 import { idempotencyKey } from './idempotencyKey.js'
 import { cancelUnread, isChatResponse, notAResponse } from './notAResponse.js'
+import { type RememberedAnswer, rememberAnswer, replayAnswer } from './rememberedAnswer.js'
 import type { SideEffectStore } from './SideEffectStore.js'
 import { sideEffect } from './sideEffect.js'
 
@@ -267,7 +268,7 @@ async function answer(
     // (text the caller may reject — a refusal, a filtered or invalid one) is
     // handed out, not kept, and a retry asks again. Thrown past `sideEffect`
     // (which remembers no throw; callers joining the call share it).
-    return await sideEffect(
+    const remembered = await sideEffect<RememberedAnswer | ChatResponse>(
       key,
       async () => {
         const response = await ask()
@@ -279,10 +280,13 @@ async function answer(
         ) {
           throw new Unremembered(response)
         }
-        return response
+        // With the cut call named beside it: its mark does not survive a
+        // store outside the process (`rememberAnswer`).
+        return rememberAnswer(response, cut)
       },
       { store: options.store, ...bounds },
     )
+    return replayAnswer(remembered)
   } catch (error) {
     if (error instanceof Unremembered) return error.response
     // A store that cannot be read did not call the model: asked without
