@@ -123,8 +123,6 @@ class StoppableIterable implements StoppableBody, AsyncIterable<unknown> {
   #iterator: AsyncIterator<unknown> | undefined
   #stopped = false
   #cut: (() => void) | undefined
-  /** Reads of the caller's iterator under way: undici waits on one, its upload not over. */
-  #reads = 0
 
   constructor(source: AsyncIterable<unknown>) {
     this.#source = source
@@ -135,23 +133,15 @@ class StoppableIterable implements StoppableBody, AsyncIterable<unknown> {
       next: () => {
         if (this.#stopped) return Promise.resolve(this.#cutShort())
         this.#iterator ??= this.#source[Symbol.asyncIterator]()
-        const read = Promise.resolve(this.#iterator.next())
-        this.#reads += 1
-        return read.then(
-          // Anything once stopped (a Node stream destroyed: done; a chunk
-          // that came late) is the cut, not the upload's end: no chunk goes
-          // out after the call ended.
-          (result) => {
-            this.#reads -= 1
-            return this.#stopped ? this.#cutShort() : result
-          },
+        return Promise.resolve(this.#iterator.next()).then(
+          // Done once stopped (a Node stream destroyed): cut short, not the upload's end.
+          (result) => (result.done === true && this.#stopped ? this.#cutShort() : result),
           // A read under way when the call ended ends as done, whatever
           // becomes of the caller's body: a dropped server request destroyed
           // once its client left failed it (premature close), and undici's
           // fetch, failing its upload, failed the answer still being read
           // ("terminated").
           (error: unknown) => {
-            this.#reads -= 1
             if (this.#stopped) return this.#cutShort()
             throw error
           },
@@ -168,12 +158,6 @@ class StoppableIterable implements StoppableBody, AsyncIterable<unknown> {
     if (this.#stopped) return
     this.#stopped = true
     this.#cut = cut
-    // undici waits on a read (a source with nothing to send yet: a stream
-    // idle, a generator awaiting): its upload is not over, so it is cut now.
-    // Cut only at the next read, it stayed open, neither ended nor reset,
-    // for as long as the source sent nothing (for ever, an idle one).
-    const reading = this.#reads > 0
-    if (reading) this.#cutShort()
     const source = this.#source as unknown as NodeStreamLike
     const nodeStream =
       typeof source.pipe === 'function' &&
@@ -207,10 +191,8 @@ class StoppableIterable implements StoppableBody, AsyncIterable<unknown> {
     // a file stream undici never read (a refused connect, a signal already
     // aborted) kept its descriptor open. That one is destroyed as its
     // iterator's return() destroys it: with no error (an 'error' event
-    // nobody listens to would crash the process). So is one whose read is
-    // under way (a PassThrough with nothing written yet): return() waits
-    // behind that read, and the stream stayed open until it sent more.
-    if (nodeStream && (this.#iterator === undefined || reading)) {
+    // nobody listens to would crash the process).
+    if (this.#iterator === undefined && nodeStream) {
       source.destroy()
       return
     }
