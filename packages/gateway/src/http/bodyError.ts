@@ -57,8 +57,10 @@ export function bodyError(error: unknown): GatewayRequestError | undefined {
     return refuse(415, 'unsupported_encoding', String((error as Error).message))
   }
   // zlib's own errors, passed on by body-parser with status 400 and no `type`:
-  // Z_DATA_ERROR / Z_BUF_ERROR (gzip, deflate), ERR__ERROR_* (br), ERR_ZSTD_* (zstd).
-  if (status === 400 && typeof code === 'string' && /^(Z_|ERR__|ERR_ZSTD)/.test(code)) {
+  // Z_DATA_ERROR / Z_BUF_ERROR (gzip, deflate), ERR__ERROR_* (br), ZSTD_error_*
+  // (zstd: Node names them as libzstd does, `ZSTD_error_prefix_unknown` for
+  // bytes that are no zstd frame; read as ERR_ZSTD_*, they were a 500).
+  if (status === 400 && typeof code === 'string' && /^(Z_|ERR__|ZSTD_error_)/.test(code)) {
     return refuse(
       400,
       'invalid_encoding',
