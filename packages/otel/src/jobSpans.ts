@@ -44,6 +44,7 @@ import {
 import { recordSetter } from './carriers.js'
 import type { DeadlineSpans } from './deadlineSpans.js'
 import { defined, errorType, type Handlers, ms } from './handlers.js'
+import { ranOutAt } from './ranOutAt.js'
 import { tracedSpan, tracingSuppressed } from './tracedSpan.js'
 
 type BullmqHandlers = NonNullable<Handlers['bullmq']>
@@ -63,6 +64,10 @@ type JobMessage = Parameters<NonNullable<BullmqHandlers['start']>>[0]
 export function bullmqTraceHandlers(tracer: Tracer, deadlineSpans: DeadlineSpans): BullmqHandlers {
   const { parentContext } = deadlineSpans
   const attempts = new WeakMap<Deadline, Span>()
+  // When each attempt's span started, as `performance.now()`, and the time it
+  // had then: its `handler` exceeded event is stamped when that ran out,
+  // counted from here (see `ranOutAt`), not when bullmq announced the end.
+  const attemptStarts = new WeakMap<Span, { at: number; remainingMs: number }>()
   // Observe-only: the expired job runs anyway, and its `start` follows at
   // once; the event goes on that attempt's span.
   let observedExpiry: ExpireMessage | undefined
@@ -124,6 +129,7 @@ export function bullmqTraceHandlers(tracer: Tracer, deadlineSpans: DeadlineSpans
         observedExpiry = undefined
       }
       attempts.set(m.deadline, span)
+      attemptStarts.set(span, { at: performance.now(), remainingMs: m.remainingMs })
       deadlineSpans.set(m.deadline, span)
     },
     invalid(m) {
@@ -154,6 +160,15 @@ export function bullmqTraceHandlers(tracer: Tracer, deadlineSpans: DeadlineSpans
       )
       // The failure a retry (or its refusal) was about: the attempt's error.type.
       const reason = errorType(m.error)
+      // Stamped when the attempt's deadline ran out, as a request's is when
+      // its deadline fires: bullmq says so only at the end, which in dark
+      // mode, or for a processor that ignored its aborted signal, is whenever
+      // it returned or threw. The action says what came of it; `elapsed_ms`
+      // is the whole run, to that end.
+      const now = performance.now()
+      const started = attemptStarts.get(span)
+      const ranOutTime =
+        started === undefined ? now : ranOutAt(m.deadline, started.remainingMs, started.at, now)
       const ranOut = (action: string) =>
         span.addEvent(
           EVENT_DEADLINE_EXCEEDED,
@@ -164,6 +179,7 @@ export function bullmqTraceHandlers(tracer: Tracer, deadlineSpans: DeadlineSpans
             [ATTR_DEADLINE_ELAPSED_MS]: ms(m.elapsedMs) ?? 0,
             [ATTR_DEADLINE_ACTION]: action,
           }),
+          ranOutTime,
         )
       switch (m.outcome) {
         case 'completed':

@@ -107,8 +107,8 @@ import {
 } from './handlers.js'
 import { bullmqTraceHandlers } from './jobSpans.js'
 import { OpenWork } from './OpenWork.js'
+import { ranOutAt } from './ranOutAt.js'
 import { serverSpan } from './serverSpan.js'
-import { sliceRanOutAt } from './sliceRanOutAt.js'
 import { open, tracedSpan } from './tracedSpan.js'
 import { withRequestIds } from './withRequestIds.js'
 
@@ -355,7 +355,7 @@ export function traceHandlers(sdkTracer: Tracer): Handlers {
           // says so, as a request's observed expiry does, and the status stays unset.
           const observed = m.outcome === 'observed'
           // When its time ran out, not now: a dark-mode slice ends whenever
-          // its step finished (see `sliceRanOutAt`).
+          // its step finished (see `ranOutAt`).
           const now = performance.now()
           const started = sliceStarts.get(span)
           span.addEvent(
@@ -367,7 +367,7 @@ export function traceHandlers(sdkTracer: Tracer): Handlers {
               [ATTR_DEADLINE_SLICE_USED_MS]: ms(m.usedMs),
               [ATTR_DEADLINE_ACTION]: observed ? 'observed' : undefined,
             }),
-            started === undefined ? now : sliceRanOutAt(m.deadline, m.allottedMs, started, now),
+            started === undefined ? now : ranOutAt(m.deadline, m.allottedMs, started, now),
           )
           if (!observed) {
             span.setAttribute(ATTR_ERROR_TYPE, 'DEADLINE_EXCEEDED')
