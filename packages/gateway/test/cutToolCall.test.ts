@@ -34,6 +34,13 @@ const cutAnthropic = () =>
     toolCalls: [{ id: 'call_1', name: 'send_email', arguments: { to: 'ann@example.com' } }],
     finishReason: 'length',
   })
+// Cut inside its first parameter: Anthropic streams a tool's input a member
+// at a time, so no `partial_json` text came before `max_tokens`.
+const cutAnthropicEmpty = () =>
+  reply.text('Sending.', {
+    toolCalls: [{ id: 'call_1', name: 'send_email', arguments: {} }],
+    finishReason: 'length',
+  })
 
 async function whole(dialect: ProviderDialect) {
   const done = await gw.client.chat.completions.create({
@@ -86,6 +93,65 @@ describe('a tool call the upstream cut at its token limit, through the gateway',
     expect(await whole('anthropic')).toEqual({ finish: 'length', calls: [call('')] })
   })
 
+  it('Anthropic upstream, the last tool_use of a max_tokens answer with no input: "" whole and streamed (streamed was "{}")', async () => {
+    gw.fake('anthropic').enqueue(cutAnthropicEmpty())
+    expect(await whole('anthropic')).toEqual({ finish: 'length', calls: [call('')] })
+    gw.fake('anthropic').enqueue(cutAnthropicEmpty())
+    expect(await streamed('anthropic')).toEqual({ finish: 'length', calls: [call('')] })
+  })
+
+  it.each(['openai', 'anthropic'] as const)(
+    '%s upstream: a call without arguments followed by another reaches .stream() as "{}" when the next begins (strict: was "Unexpected end of JSON input")',
+    async (dialect) => {
+      // The SDK takes call 0 as done when call 1's first chunk comes, and
+      // JSON.parses a strict tool's arguments then: its `{}` has to be out
+      // before call 1, not held until the finish. (Anthropic has no strict
+      // tools: the gateway refuses the field; the done event's text shows it.)
+      const strict = dialect === 'openai'
+      const tool = (name: string, properties: Record<string, unknown>) => ({
+        type: 'function' as const,
+        function: {
+          name,
+          ...(strict ? { strict } : {}),
+          parameters: {
+            type: 'object',
+            properties,
+            additionalProperties: false,
+            required: Object.keys(properties),
+          },
+        },
+      })
+      gw.fake(dialect).enqueue(
+        reply.text('', {
+          toolCalls: [
+            { id: 'call_0', name: 'ping', arguments: {}, argumentsJson: '' },
+            { id: 'call_1', name: 'send_email', arguments: { to: 'ann@example.com' } },
+          ],
+        }),
+      )
+      const stream = gw.client.chat.completions.stream({
+        model: `m-${dialect}`,
+        messages,
+        tools: [tool('ping', {}), tool('send_email', { to: { type: 'string' } })],
+      })
+      const done: unknown[] = []
+      stream.on('tool_calls.function.arguments.done', (e) =>
+        done.push([e.name, e.index, e.arguments, e.parsed_arguments]),
+      )
+      const final = await stream.finalChatCompletion()
+      const to = '{"to":"ann@example.com"}'
+      expect(done).toEqual([
+        ['ping', 0, '{}', strict ? {} : null],
+        ['send_email', 1, to, strict ? { to: 'ann@example.com' } : null],
+      ])
+      expect(final.choices[0]?.finish_reason).toBe('tool_calls')
+      expect(final.choices[0]?.message.tool_calls?.map((c) => c.function.arguments)).toEqual([
+        '{}',
+        to,
+      ])
+    },
+  )
+
   it('two calls without argument text, finish length: only the last is cut, the first streams "{}"', async () => {
     gw.fake('openai').enqueue(
       reply.text('', {
@@ -101,20 +167,25 @@ describe('a tool call the upstream cut at its token limit, through the gateway',
     expect(calls?.map((c) => c.function.arguments)).toEqual(['{}', ''])
   })
 
-  it.each([false, true])(
-    'llm’s runTurns through the gateway (stream %s) does not run the cut call',
-    async (stream) => {
-      const fake = gw.fake('openai')
-      fake.enqueue(cutOpenAI())
+  it.each([
+    ['openai', false],
+    ['openai', true],
+    ['anthropic', false],
+    ['anthropic', true],
+  ] as const)(
+    'llm’s runTurns through the gateway to %s (stream %s) does not run the cut call',
+    async (dialect, stream) => {
+      const fake = gw.fake(dialect)
+      fake.enqueue(dialect === 'openai' ? cutOpenAI() : cutAnthropicEmpty())
       fake.enqueue(reply.text('Noted.'))
       const model = openAICompatible({
         baseURL: gw.client.baseURL,
         apiKey: 'x',
-        model: 'm-openai',
+        model: `m-${dialect}`,
       })
       const ran: unknown[] = []
       await runTurns({
-        operationId: `gateway-cut-${stream}`,
+        operationId: `gateway-cut-${dialect}-${stream}`,
         deadline: false,
         messages,
         tools: {

@@ -1,3 +1,4 @@
+import { quoted } from '@hourglass/core'
 import { isMarkedUnfinished, markUnfinished } from '../dialects/unfinishedCall.js'
 import type { ChatResponse, ContentBlock } from '../types.js'
 import { isChatResponse } from './notAResponse.js'
@@ -29,10 +30,21 @@ export function rememberAnswer(
  * The answer a store gave back, its cut call marked again. A bare
  * `ChatResponse` is what versions before this one remembered: read as it
  * is (marked, from a store in the process; not, through JSON — as then).
+ * Anything else (a custom store's `null`, `{}`, a record it rebuilt wrong)
+ * is a `TypeError` saying what came and for which turn: read as an
+ * answer, it failed with "Cannot read properties of null (reading
+ * 'content')", naming neither the store nor the turn.
  */
-export function replayAnswer(value: RememberedAnswer | ChatResponse): ChatResponse {
+export function replayAnswer(value: unknown, operationId: string, turn: number): ChatResponse {
   if (isChatResponse(value)) return value
-  const { response, cutCallId } = value
+  const response: unknown =
+    typeof value === 'object' && value !== null
+      ? (value as { response?: unknown }).response
+      : undefined
+  if (!isChatResponse(response)) {
+    throw notRemembered(value, response, `turn ${turn} of operation ${quoted(operationId, 64)}`)
+  }
+  const { cutCallId } = value as RememberedAnswer
   const last = response.content.at(-1)
   if (
     cutCallId !== undefined &&
@@ -43,4 +55,23 @@ export function replayAnswer(value: RememberedAnswer | ChatResponse): ChatRespon
     markUnfinished(last)
   }
   return response
+}
+
+/** The `TypeError` for a store's `value` that is no answer `rememberAnswer` gave it. */
+function notRemembered(value: unknown, response: unknown, at: string): TypeError {
+  const found =
+    value === null
+      ? 'null'
+      : typeof value !== 'object'
+        ? typeof value
+        : response === undefined
+          ? 'an object without a response'
+          : response === null
+            ? 'a response of null'
+            : typeof response !== 'object'
+              ? `a response of type ${typeof response}`
+              : 'a response without a content array'
+  return new TypeError(
+    `runTurns: the answer the side-effect store gave back for ${at} is not one it was given ({ response, cutCallId? }, response a ChatResponse with a content array), got ${found}`,
+  )
 }

@@ -286,7 +286,7 @@ async function answer(
       },
       { store: options.store, ...bounds },
     )
-    return replayAnswer(remembered)
+    return replayAnswer(remembered, options.operationId, turn)
   } catch (error) {
     if (error instanceof Unremembered) return error.response
     // A store that cannot be read did not call the model: asked without

@@ -152,4 +152,33 @@ describe('a remembered answer with a cut call, replayed through a JSON store', (
     expect(asked).toBe(3)
     expect(rerunSent.filter((a) => JSON.stringify(a) === JSON.stringify(ANN))).toEqual([])
   })
+
+  it.each([
+    ['null', null, 'null'],
+    ['{}', {}, 'an object without a response'],
+    ['{ response: null }', { response: null }, 'a response of null'],
+    ['{ response: {} }', { response: {} }, 'a response without a content array'],
+    [
+      "{ response: { content: 'x' } }",
+      { response: { content: 'x' } },
+      'a response without a content array',
+    ],
+  ])(
+    'a store that gives back %s fails the rerun with a TypeError saying so (was a bare TypeError)',
+    async (_, bad, found) => {
+      // A custom store that returns something else than it was given: before,
+      // "Cannot read properties of null (reading 'content')" and the like.
+      const store = new JsonStore()
+      const set = store.set.bind(store)
+      store.set = (key, record) => set(key, { ...record, value: bad })
+      const error = await failThenRerun(store, 'malformed-openai', openaiCut).then(
+        () => undefined,
+        (e: unknown) => e,
+      )
+      expect(error).toBeInstanceOf(TypeError)
+      expect((error as Error).message).toBe(
+        `runTurns: the answer the side-effect store gave back for turn 1 of operation "malformed-openai" is not one it was given ({ response, cutCallId? }, response a ChatResponse with a content array), got ${found}`,
+      )
+    },
+  )
 })

@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest'
 import { callModel } from '../../src/call/callModel.js'
 import { stringifyArguments } from '../../src/dialects/blocks.js'
 import { dialects } from '../../src/dialects/dialects.js'
+import { isMarkedUnfinished } from '../../src/dialects/unfinishedCall.js'
 import type { StreamEvent, ToolCallBlock } from '../../src/types.js'
 import { useFakes, user } from './support/fakes.js'
 
@@ -107,6 +108,25 @@ describe('a tool call without arguments streams `{}`, as its whole answer has it
       'toolu_args:{"tz":',
       'toolu_args:"UTC"}',
       'finish',
+    ])
+  })
+
+  it('anthropic: the `{}` added is marked as the parser’s (`markedUnfinished`), as OpenAI’s is; argument text is not', () => {
+    // The gateway holds a marked `{}` and sends none for the call a
+    // `length` answer ends in: unmarked, Anthropic's went out as "{}".
+    const events = parse(
+      'anthropic',
+      anthropicFrames([
+        { id: 'toolu_empty', deltas: [''] },
+        { id: 'toolu_args', deltas: ['{"tz":"UTC"}'] },
+      ]),
+    )
+    const marked = events.flatMap((e) =>
+      e.type === 'tool_call' && e.argumentsDelta !== '' ? [[e.id, isMarkedUnfinished(e)]] : [],
+    )
+    expect(marked).toEqual([
+      ['toolu_empty', true],
+      ['toolu_args', false],
     ])
   })
 

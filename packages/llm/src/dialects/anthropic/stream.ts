@@ -221,11 +221,17 @@ function toolEvent(tool: StreamedTool, argumentsDelta: string): StreamEvent {
   return { type: 'tool_call', id: tool.id, name: tool.name, argumentsDelta, index: tool.index }
 }
 
-/** The `{}` of a tool call that ends with no argument text; nothing for one that had some. */
+/**
+ * The `{}` of a tool call that ends with no argument text; nothing for one
+ * that had some. Marked as the parser's (`markUnfinished`), as OpenAI's
+ * (`withEmptyArgumentsAsObject`): a call cut by `max_tokens` before any of
+ * its input came reads the same, and a stream re-encoded as it comes (the
+ * gateway's) sent it as `"{}"`, a client then running `send_email({})`.
+ */
 function closeTool(tool: StreamedTool): StreamEvent[] {
   if (tool.hasArguments) return []
   tool.hasArguments = true
-  return [toolEvent(tool, EMPTY_ARGUMENTS)]
+  return [markUnfinished(toolEvent(tool, EMPTY_ARGUMENTS))]
 }
 
 function deltaEvents(
