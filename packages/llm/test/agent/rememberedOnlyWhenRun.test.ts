@@ -26,125 +26,89 @@ function answer(content: ContentBlock[], finishReason: ChatResponse['finishReaso
 }
 
 describe('runTurns remembers only an answer a tool ran on', () => {
-  it('a call cut at maxTokens mid-arguments ran nothing: a rerun with a larger cap asks the model again', async () => {
-    const store = new MemorySideEffectStore()
-    const asked: number[] = []
-    const sent: string[] = []
-    let calls = 0
-    const run = (maxTokens: number) =>
-      runTurns({
-        operationId: 'email-bob',
-        deadline: false,
-        messages: [{ role: 'user', content: 'Email Bob.' }],
-        store,
-        tools: {
-          send_email: (args) => {
-            sent.push((args as { body: string }).body)
-            return 'sent'
+  // The whole answer an OpenAI-compatible server gives for a call cut right
+  // after its name: blank arguments, `finish_reason: length` — read `{}`
+  // (marked by the parser as the call's end that did not come).
+  const cutBeforeArguments = () =>
+    parseOpenAIResponse({
+      id: 'r',
+      model: 'm',
+      choices: [
+        {
+          index: 0,
+          finish_reason: 'length',
+          message: {
+            role: 'assistant',
+            content: null,
+            tool_calls: [
+              { id: 'c1', type: 'function', function: { name: 'send_email', arguments: '' } },
+            ],
           },
         },
-        call: async (_messages, { turn }) => {
-          calls++
-          if (turn === 1) {
-            asked.push(maxTokens)
-            return maxTokens < 100
-              ? answer(
-                  [{ type: 'tool_call', id: 'c1', name: 'send_email', arguments: '{"body":"Hi B' }],
-                  'length',
-                )
-              : answer(
-                  [
-                    {
-                      type: 'tool_call',
-                      id: 'c1',
-                      name: 'send_email',
-                      arguments: { body: 'Hi Bob' },
-                    },
-                  ],
-                  'tool_calls',
-                )
-          }
-          // The cut call's turn 2 (the model read why): the first run fails here.
-          if (calls === 2) throw new Error('provider 500')
-          return answer([{ type: 'text', text: 'Done.' }], 'stop')
-        },
-      })
-    await expect(run(16)).rejects.toThrow('provider 500')
-    expect(sent).toEqual([])
-    const rerun = await run(4096)
-    expect(rerun.response.text).toBe('Done.')
-    expect(asked).toEqual([16, 4096])
-    expect(sent).toEqual(['Hi Bob'])
-  })
+      ],
+      usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
+    })
+  const cutMidArguments = () =>
+    answer(
+      [{ type: 'tool_call', id: 'c1', name: 'send_email', arguments: '{"body":"Hi B' }],
+      'length',
+    )
 
-  it('a call cut at maxTokens before any argument came ({}) ran nothing: a rerun with a larger cap asks the model again', async () => {
-    const store = new MemorySideEffectStore()
-    const asked: number[] = []
-    const sent: string[] = []
-    let calls = 0
-    // The whole answer an OpenAI-compatible server gives for a call cut right
-    // after its name: blank arguments, `finish_reason: length` — read `{}`.
-    const cut = () =>
-      parseOpenAIResponse({
-        id: 'r',
-        model: 'm',
-        choices: [
-          {
-            index: 0,
-            finish_reason: 'length',
-            message: {
-              role: 'assistant',
-              content: null,
-              tool_calls: [
-                { id: 'c1', type: 'function', function: { name: 'send_email', arguments: '' } },
-              ],
-            },
-          },
-        ],
-      })
-    const run = (maxTokens: number) =>
-      runTurns({
-        operationId: 'email-bob-empty',
-        deadline: false,
-        messages: [{ role: 'user', content: 'Email Bob.' }],
-        store,
-        tools: {
-          send_email: (args) => {
-            sent.push((args as { body: string }).body)
-            return 'sent'
-          },
-        },
-        call: async (_messages, { turn }) => {
-          calls++
-          if (turn === 1) {
-            asked.push(maxTokens)
-            return maxTokens < 100
-              ? cut()
-              : answer(
-                  [
-                    {
-                      type: 'tool_call',
-                      id: 'c1',
-                      name: 'send_email',
-                      arguments: { body: 'Hi Bob' },
-                    },
-                  ],
-                  'tool_calls',
-                )
-          }
-          if (calls === 2) throw new Error('provider 500')
-          return answer([{ type: 'text', text: 'Done.' }], 'stop')
-        },
-      })
-    await expect(run(16)).rejects.toThrow('provider 500')
-    expect(sent).toEqual([])
+  it.each([
+    ['mid-arguments', cutMidArguments],
     // Before: the refused answer was remembered, replayed to the rerun, and
     // refused again — the rerun's larger cap never reached the model.
-    const rerun = await run(4096)
-    expect(rerun.response.text).toBe('Done.')
-    expect(asked).toEqual([16, 4096])
-    expect(sent).toEqual(['Hi Bob'])
-  })
+    ['before any argument came ({})', cutBeforeArguments],
+  ])(
+    'a call cut at maxTokens %s ran nothing: a rerun with a larger cap asks the model again',
+    async (_name, cut) => {
+      const store = new MemorySideEffectStore()
+      const asked: number[] = []
+      const sent: string[] = []
+      let calls = 0
+      const run = (maxTokens: number) =>
+        runTurns({
+          operationId: 'email-bob',
+          deadline: false,
+          messages: [{ role: 'user', content: 'Email Bob.' }],
+          store,
+          tools: {
+            send_email: (args) => {
+              sent.push((args as { body: string }).body)
+              return 'sent'
+            },
+          },
+          call: async (_messages, { turn }) => {
+            calls++
+            if (turn === 1) {
+              asked.push(maxTokens)
+              return maxTokens < 100
+                ? cut()
+                : answer(
+                    [
+                      {
+                        type: 'tool_call',
+                        id: 'c1',
+                        name: 'send_email',
+                        arguments: { body: 'Hi Bob' },
+                      },
+                    ],
+                    'tool_calls',
+                  )
+            }
+            // The cut call's turn 2 (the model read why): the first run fails here.
+            if (calls === 2) throw new Error('provider 500')
+            return answer([{ type: 'text', text: 'Done.' }], 'stop')
+          },
+        })
+      await expect(run(16)).rejects.toThrow('provider 500')
+      expect(sent).toEqual([])
+      const rerun = await run(4096)
+      expect(rerun.response.text).toBe('Done.')
+      expect(asked).toEqual([16, 4096])
+      expect(sent).toEqual(['Hi Bob'])
+    },
+  )
 
   it('a tool defined as a non-enumerable own property counts: its answer is remembered, the email sent once', async () => {
     const store = new MemorySideEffectStore()
