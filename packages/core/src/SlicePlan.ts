@@ -291,6 +291,11 @@ export class SlicePlan {
     // typo) started the slice, published its start and end, reported it
     // `failed`, and rejected with "step is not a function".
     if (typeof step !== 'function') {
+      // A promise passed as the step fails on its own: handled here, or its
+      // rejection, with nobody listening, crashed the process.
+      if (typeof (step as { then?: unknown } | null)?.then === 'function') {
+        Promise.resolve(step).catch(() => {})
+      }
       throw new TypeError(`plan.run: step must be a function, got ${describeValue(step)}`)
     }
     const slice = this.#start(state)

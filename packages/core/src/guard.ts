@@ -35,7 +35,8 @@ export function guard<T>(
   // The slice's name passed where the options belong (`guard(work, 'dns')`)
   // read as no options: no name, and the current deadline.
   if (options != null && typeof options !== 'object') {
-    return Promise.reject(
+    return refuse(
+      work,
       new TypeError(
         `guard: options must be an object ({ deadline?, slice? }), got ${describeValue(options)}`,
       ),
@@ -47,7 +48,8 @@ export function guard<T>(
   // callers handle only its rejection.
   // `false` is none, as before (`{ deadline: useIt && req.deadline }`).
   if (given != null && given !== false && !isDeadline(given)) {
-    return Promise.reject(
+    return refuse(
+      work,
       new TypeError(`guard: deadline must be a Deadline, got ${describeValue(given)}`),
     )
   }
@@ -57,9 +59,7 @@ export function guard<T>(
   // error); a number or an object was named "5" or "[object Object]".
   const named = options?.slice
   if (named != null && typeof named !== 'string') {
-    return Promise.reject(
-      new TypeError(`guard: slice must be a string, got ${describeValue(named)}`),
-    )
+    return refuse(work, new TypeError(`guard: slice must be a string, got ${describeValue(named)}`))
   }
   const deadline = given ?? currentDeadline()
   if (!deadline) {
@@ -97,13 +97,7 @@ export function guard<T>(
     : enforces && deadline.remaining() <= 0
       ? exceeded()
       : undefined
-  if (ended !== undefined) {
-    if (typeof work !== 'function') {
-      Promise.resolve(work).catch(() => {})
-      cancelWork(work)
-    }
-    return Promise.reject(ended)
-  }
+  if (ended !== undefined) return refuse(work, ended)
   let promise: GuardedWork<T>
   try {
     promise = typeof work === 'function' ? toWork(work()) : work
@@ -272,4 +266,18 @@ function cancelWork(work: { cancel?: (() => void) | undefined }): void {
   } catch {
     // A cancel that cannot (the request already written): the work goes on, unwaited.
   }
+}
+
+/**
+ * `error`, without waiting for `work`: a function is not called; work
+ * already started is cancelled and its rejection handled — left alone, a
+ * promise that failed later with nobody listening crashed the process (an
+ * ended deadline, and an option refused: `guard(work, { slice: 5 })`).
+ */
+function refuse<T>(work: GuardedWork<T> | (() => unknown), error: unknown): Promise<T> {
+  if (typeof work !== 'function') {
+    Promise.resolve(work).catch(() => {})
+    cancelWork(work)
+  }
+  return Promise.reject(error)
 }

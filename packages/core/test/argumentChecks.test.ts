@@ -40,6 +40,24 @@ describe('guard: a slice that is no string', () => {
     expect(clock.pendingTimers).toBe(1) // the deadline's own: guard armed nothing
   })
 
+  it('work already started is cancelled and its later failure handled: refused options do not leave it to crash the process', async () => {
+    for (const options of [{ slice: 5 }, 'dns', { deadline: 5 }]) {
+      let cancelled = 0
+      let fail!: (error: Error) => void
+      const work = Object.assign(
+        new Promise<never>((_, reject) => {
+          fail = reject
+        }),
+        { cancel: () => void cancelled++ },
+      )
+      await expect(guard(work, options as never)).rejects.toThrow(TypeError)
+      expect(cancelled, JSON.stringify(options)).toBe(1)
+      // Unhandled, this rejection ended the process (vitest fails the run).
+      fail(new Error('upstream failed'))
+    }
+    await new Promise((resolve) => setImmediate(resolve))
+  })
+
   it('a string slice, or none, is named as before', async () => {
     const clock = new ManualClock()
     using deadline = Deadline.after(100, { clock, name: 'request' })
@@ -101,6 +119,14 @@ describe('plan.run: a step that is no function', () => {
     await expect(plan.run('model', undefined as never)).rejects.toThrow(
       'plan.run: step must be a function, got undefined',
     )
+    // A promise that fails later: handled, not left to end the process.
+    let fail!: (error: Error) => void
+    const failing = new Promise<never>((_, reject) => {
+      fail = reject
+    })
+    await expect(plan.run('model', failing as never)).rejects.toThrow(TypeError)
+    fail(new Error('upstream failed'))
+    await new Promise((resolve) => setImmediate(resolve))
     expect(plan.report()).toEqual([
       { name: 'model', allottedMs: 0, usedMs: 0, outcome: 'not-started' },
     ])
