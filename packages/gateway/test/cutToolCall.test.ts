@@ -100,14 +100,17 @@ describe('a tool call the upstream cut at its token limit, through the gateway',
     expect(await streamed('anthropic')).toEqual({ finish: 'length', calls: [call('')] })
   })
 
-  it.each(['openai', 'anthropic'] as const)(
-    '%s upstream: a call without arguments followed by another reaches .stream() as "{}" when the next begins (strict: was "Unexpected end of JSON input")',
+  it.each(['anthropic'] as const)(
+    '%s upstream: a call without arguments followed by another reaches .stream() as "{}" when the next begins',
     async (dialect) => {
-      // The SDK takes call 0 as done when call 1's first chunk comes, and
-      // JSON.parses a strict tool's arguments then: its `{}` has to be out
-      // before call 1, not held until the finish. (Anthropic has no strict
-      // tools: the gateway refuses the field; the done event's text shows it.)
-      const strict = dialect === 'openai'
+      // The SDK takes call 0 as done when call 1's first chunk comes: the
+      // `{}` Anthropic's parser closed call 0 with has to be out before call
+      // 1, not held until the finish (the done event read ""). An OpenAI
+      // upstream's call with no argument text gets its `{}` only with the
+      // finish (an upstream may open every call before sending any
+      // arguments): the SDK's helper with strict tools throws on it, as it
+      // did before (README, Streaming). Anthropic has no strict tools.
+      const strict = false
       const tool = (name: string, properties: Record<string, unknown>) => ({
         type: 'function' as const,
         function: {

@@ -9,9 +9,6 @@ import {
 } from '@hourglass/llm'
 import { MAX_PROVIDER_TEXT_CHARS, providerText } from '../llm.js'
 
-/** A call without arguments, as llm's parsers give it (`{}`). */
-const EMPTY_ARGUMENTS = '{}'
-
 /**
  * Normalised → OpenAI's shapes, for a gateway that answers OpenAI clients
  * whatever provider actually replied. The official `openai` client parses
@@ -205,10 +202,6 @@ export class OpenAIChunkEncoder {
    */
   readonly #heldEmpty = new Map<string | number, StreamEvent & { type: 'tool_call' }>()
   #lastCall: string | number | undefined
-  /** Calls with no argument text so far, by key: their latest event (its id and name). */
-  readonly #noArguments = new Map<string | number, StreamEvent & { type: 'tool_call' }>()
-  /** Calls whose `{}` went out when the next call began: the parser's, when it comes, is not sent. */
-  readonly #sentEmpty = new Set<string | number>()
   #fingerprint: string | undefined
   #serviceTier: string | undefined
 
@@ -233,23 +226,23 @@ export class OpenAIChunkEncoder {
       case 'tool_call': {
         const key = event.index ?? event.id
         if (this.#toolIndex.has(key) && markedUnfinished(event)) {
-          if (!this.#sentEmpty.has(key)) this.#heldEmpty.set(key, event)
+          this.#heldEmpty.set(key, event)
           return []
         }
-        if (this.#toolIndex.has(key)) {
-          if (event.argumentsDelta.trim() !== '') this.#noArguments.delete(key)
-          else if (this.#noArguments.has(key)) this.#noArguments.set(key, event)
-          return this.#toolCall(key, event)
-        }
+        if (this.#toolIndex.has(key)) return this.#toolCall(key, event)
         // A call begins: every call before it is finished, none of them the
         // one a `length` answer was cut in. The SDK's stream helper reads it
         // so too — it takes call 0 as done when call 1's first chunk comes,
-        // and JSON.parses a strict tool's arguments then: a `{}` held until
-        // the finish came after that, and it threw "Unexpected end of JSON
-        // input". Each earlier call with no argument text gets its `{}` now.
-        const out = this.#sendEmpty()
+        // and JSON.parses a strict tool's arguments then — so a `{}` the
+        // parser has already closed a call with (Anthropic's, at its block's
+        // end) goes out now, not at the finish. A call with no argument text
+        // that the parser has not closed (OpenAI's wire: its `{}` comes with
+        // the finish) is not guessed at: an upstream may open every call
+        // first and send their arguments after.
+        const out: Record<string, unknown>[] = []
+        for (const [held, event] of this.#heldEmpty) out.push(...this.#toolCall(held, event))
+        this.#heldEmpty.clear()
         this.#lastCall = key
-        if (event.argumentsDelta.trim() === '') this.#noArguments.set(key, event)
         out.push(...this.#toolCall(key, event))
         return out
       }
@@ -276,19 +269,6 @@ export class OpenAIChunkEncoder {
         return out
       }
     }
-  }
-
-  /** `{}` for each call with no argument text so far (the parser's, later, is not sent). */
-  #sendEmpty(): Record<string, unknown>[] {
-    const out: Record<string, unknown>[] = []
-    for (const [key, latest] of this.#noArguments) {
-      const held = this.#heldEmpty.get(key)
-      this.#heldEmpty.delete(key)
-      this.#sentEmpty.add(key)
-      out.push(...this.#toolCall(key, held ?? { ...latest, argumentsDelta: EMPTY_ARGUMENTS }))
-    }
-    this.#noArguments.clear()
-    return out
   }
 
   /** A call's delta as a chunk: its index, id and name with its first. */

@@ -1,4 +1,4 @@
-import type { ChatResponse, StreamEvent } from '@hourglass/llm'
+import { type ChatResponse, dialects, type StreamEvent } from '@hourglass/llm'
 import OpenAI from 'openai'
 import { afterEach, describe, expect, it } from 'vitest'
 import {
@@ -172,5 +172,53 @@ describe('normalised → OpenAI shapes, read by the official openai client', () 
     // A message with nothing printable in it says so.
     const empty = toOpenAIError({ kind: 'bad_request', retryable: false, status: 400, message: '' })
     expect(empty.body.error.message).toBe('no reason given')
+  })
+})
+
+describe('parallel calls an upstream opens before their arguments', () => {
+  it('each call keeps its own arguments: no "{}" guessed for a call whose text comes after the next call opened', () => {
+    // An OpenAI-compatible upstream that opens both calls in one chunk, then
+    // streams each call's arguments. Sending `{}` for call 0 when call 1
+    // began (it had no text yet) gave the client `{}{"city":"Paris"}`.
+    const base = { id: 'u', object: 'chat.completion.chunk', created: 1, model: 'm' }
+    const chunk = (delta: unknown, finish: string | null = null) =>
+      JSON.stringify({ ...base, choices: [{ index: 0, delta, finish_reason: finish }] })
+    const call = (index: number, id: string, name: string) => ({
+      index,
+      id,
+      type: 'function',
+      function: { name, arguments: '' },
+    })
+    const wire = [
+      chunk({
+        role: 'assistant',
+        content: null,
+        tool_calls: [call(0, 'call_a', 'get_weather'), call(1, 'call_b', 'get_time')],
+      }),
+      chunk({ tool_calls: [{ index: 0, function: { arguments: '{"city":"Paris"}' } }] }),
+      chunk({ tool_calls: [{ index: 1, function: { arguments: '{"tz":"CET"}' } }] }),
+      chunk({}, 'tool_calls'),
+      '[DONE]',
+    ]
+    const parser = dialects.openai.createStreamParser()
+    const encoder = new OpenAIChunkEncoder({ id: 'x', model: 'm' })
+    const joined = new Map<number, string>()
+    for (const data of wire) {
+      for (const event of parser.parseStreamEvent({ event: undefined, data } as never)) {
+        for (const out of encoder.encode(event)) {
+          const deltas = (out as { choices: Array<{ delta: { tool_calls?: unknown[] } }> })
+            .choices[0]?.delta.tool_calls as
+            | Array<{ index: number; function: { arguments?: string } }>
+            | undefined
+          for (const d of deltas ?? []) {
+            joined.set(d.index, (joined.get(d.index) ?? '') + (d.function.arguments ?? ''))
+          }
+        }
+      }
+    }
+    expect([...joined]).toEqual([
+      [0, '{"city":"Paris"}'],
+      [1, '{"tz":"CET"}'],
+    ])
   })
 })
