@@ -134,8 +134,10 @@ class StoppableIterable implements StoppableBody, AsyncIterable<unknown> {
         if (this.#stopped) return Promise.resolve(this.#cutShort())
         this.#iterator ??= this.#source[Symbol.asyncIterator]()
         return Promise.resolve(this.#iterator.next()).then(
-          // Done once stopped (a Node stream destroyed): cut short, not the upload's end.
-          (result) => (result.done === true && this.#stopped ? this.#cutShort() : result),
+          // Anything once stopped (a Node stream destroyed: done; a chunk
+          // that came late) is the cut, not the upload's end: no chunk goes
+          // out after the call ended.
+          (result) => (this.#stopped ? this.#cutShort() : result),
           // A read under way when the call ended ends as done, whatever
           // becomes of the caller's body: a dropped server request destroyed
           // once its client left failed it (premature close), and undici's
