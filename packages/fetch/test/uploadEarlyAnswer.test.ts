@@ -1,6 +1,7 @@
 import { createReadStream } from 'node:fs'
 import {
   Agent,
+  type ClientRequest,
   createServer,
   type IncomingMessage,
   type RequestOptions,
@@ -248,6 +249,29 @@ it("a proxy's upload (body: req) answered early while undici was not reading it:
   }
 })
 
+/**
+ * A client of `proxy` that starts a 1 MiB upload on `agent` (4 KiB of it
+ * sent), reads its answer, then `leave`s: the answer's status once it has.
+ */
+function uploadThenLeave(
+  proxy: Server,
+  agent: Agent,
+  leave: (sending: ClientRequest) => Promise<void> | void,
+): Promise<number | undefined> {
+  return new Promise((resolve, reject) => {
+    const port = (proxy.address() as AddressInfo).port
+    const headers = { 'content-length': 1024 * 1024 }
+    const sending = request({ host: '127.0.0.1', port, agent, method: 'POST', headers }, (res) => {
+      res.resume()
+      res.on('end', () => {
+        Promise.resolve(leave(sending)).then(() => resolve(res.statusCode), reject)
+      })
+    })
+    sending.on('error', reject)
+    sending.write(Buffer.alloc(4 * 1024))
+  })
+}
+
 it("a proxy's upload (body: req) answered early, then its client leaves mid-upload: the request is aborted and closes", async () => {
   let watched: ReturnType<typeof watchEnd> | undefined
   const proxy = createServer(async (req, res) => {
@@ -259,25 +283,18 @@ it("a proxy's upload (body: req) answered early, then its client leaves mid-uplo
   await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve))
   const agent = new Agent({ keepAlive: true, maxSockets: 1 })
   try {
-    const status = await new Promise<number | undefined>((resolve, reject) => {
-      const port = (proxy.address() as AddressInfo).port
-      const headers = { 'content-length': 1024 * 1024 }
-      const sending = request(
-        { host: '127.0.0.1', port, agent, method: 'POST', headers },
-        (res) => {
-          res.resume()
-          // Answered, the client sends a little more of its 1 MiB and leaves.
-          res.on('end', () => {
-            sending.write(Buffer.alloc(8 * 1024), () => {
-              sending.destroy()
-              resolve(res.statusCode)
-            })
+    // Answered, the client sends a little more of its 1 MiB and leaves.
+    const status = await uploadThenLeave(
+      proxy,
+      agent,
+      (sending) =>
+        new Promise((left) => {
+          sending.write(Buffer.alloc(8 * 1024), () => {
+            sending.destroy()
+            left()
           })
-        },
-      )
-      sending.on('error', reject)
-      sending.write(Buffer.alloc(4 * 1024))
-    })
+        }),
+    )
     expect(status).toBe(413)
     // Before, never: the dropped request, no longer Node's to abort once
     // answered, waited for the rest of a body whose connection was gone.
@@ -316,21 +333,8 @@ it("a proxy's upload (body: req) whose client left mid-upload before the call en
   await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve))
   const agent = new Agent({ keepAlive: true, maxSockets: 1 })
   try {
-    const status = await new Promise<number | undefined>((resolve, reject) => {
-      const port = (proxy.address() as AddressInfo).port
-      const headers = { 'content-length': 1024 * 1024 }
-      const sending = request(
-        { host: '127.0.0.1', port, agent, method: 'POST', headers },
-        (res) => {
-          res.resume()
-          res.on('end', () => {
-            sending.destroy()
-            resolve(res.statusCode)
-          })
-        },
-      )
-      sending.on('error', reject)
-      sending.write(Buffer.alloc(4 * 1024))
+    const status = await uploadThenLeave(proxy, agent, (sending) => {
+      sending.destroy()
     })
     expect(status).toBe(202)
     const answer = await unreadAnswered

@@ -3,8 +3,8 @@ import { MemorySideEffectStore } from '../../src/agent/MemorySideEffectStore.js'
 import { runTurns } from '../../src/agent/runTurns.js'
 import type { SideEffectRecord, SideEffectStore } from '../../src/agent/SideEffectStore.js'
 import { parseAnthropicResponse } from '../../src/dialects/anthropic/response.js'
-import { parseOpenAIResponse } from '../../src/dialects/openai/response.js'
 import type { ChatMessage, ChatResponse } from '../../src/types.js'
+import { openAILengthAnswer } from '../call/support/openAILengthAnswer.js'
 
 // An answer with a whole call and, last, a call cut at the token limit is
 // remembered (the whole call runs) and the cut one refused. Its parser marks
@@ -27,28 +27,10 @@ class JsonStore implements SideEffectStore {
 const ANN = { to: 'ann@example.com', body: 'Hi Ann' }
 
 const openaiCut = () =>
-  parseOpenAIResponse({
-    id: 'r',
-    model: 'm',
-    choices: [
-      {
-        index: 0,
-        finish_reason: 'length',
-        message: {
-          role: 'assistant',
-          content: null,
-          tool_calls: [
-            {
-              id: 'c0',
-              type: 'function',
-              function: { name: 'send_email', arguments: JSON.stringify(ANN) },
-            },
-            { id: 'c1', type: 'function', function: { name: 'send_email', arguments: '' } },
-          ],
-        },
-      },
-    ],
-  })
+  openAILengthAnswer([
+    { id: 'c0', arguments: JSON.stringify(ANN) },
+    { id: 'c1', arguments: '' },
+  ])
 
 const anthropicCut = () =>
   parseAnthropicResponse({

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest'
 import { MemorySideEffectStore } from '../../src/agent/MemorySideEffectStore.js'
 import { runTurns } from '../../src/agent/runTurns.js'
-import { parseOpenAIResponse } from '../../src/dialects/openai/response.js'
 import type { ChatResponse, ContentBlock } from '../../src/types.js'
+import { openAILengthAnswer } from '../call/support/openAILengthAnswer.js'
 
 // runTurns remembers a turn's answer only when a tool runs on it: the
 // answer a rerun must read, so that its tool calls (and their keys) are the
@@ -29,25 +29,7 @@ describe('runTurns remembers only an answer a tool ran on', () => {
   // The whole answer an OpenAI-compatible server gives for a call cut right
   // after its name: blank arguments, `finish_reason: length` — read `{}`
   // (marked by the parser as the call's end that did not come).
-  const cutBeforeArguments = () =>
-    parseOpenAIResponse({
-      id: 'r',
-      model: 'm',
-      choices: [
-        {
-          index: 0,
-          finish_reason: 'length',
-          message: {
-            role: 'assistant',
-            content: null,
-            tool_calls: [
-              { id: 'c1', type: 'function', function: { name: 'send_email', arguments: '' } },
-            ],
-          },
-        },
-      ],
-      usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
-    })
+  const cutBeforeArguments = () => openAILengthAnswer([{ id: 'c1', arguments: '' }])
   const cutMidArguments = () =>
     answer(
       [{ type: 'tool_call', id: 'c1', name: 'send_email', arguments: '{"body":"Hi B' }],
