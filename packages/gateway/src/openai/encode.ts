@@ -193,7 +193,8 @@ export class OpenAIChunkEncoder {
   #sentRole = false
   /**
    * The parser's `{}` for a call with no argument text (`markedUnfinished`),
-   * held until the finish: on a `length` finish the answer's last call is
+   * held until the next call begins (see `encode`) or the finish: on a
+   * `length` finish the answer's last call is
    * one cut right after its name, and its `{}` is not what the model sent
    * (llm's `runTurns` behind this gateway ran `send_email({})`); on any
    * other, it is sent, so a client parsing complete calls' arguments reads
