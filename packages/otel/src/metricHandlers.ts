@@ -171,8 +171,8 @@ export function metricHandlers(meter: Meter): Handlers {
     const attributes = defined({
       [ATTR_GEN_AI_OPERATION_NAME]: genAiOperation(m),
       [ATTR_GEN_AI_PROVIDER_NAME]: genAiProvider(m.provider),
-      [ATTR_GEN_AI_REQUEST_MODEL]: m.model,
-      // Blank when an adapter's answer named none: no model is better than a blank series.
+      // Blank when an adapter (or its answer) named none: no model is better than a blank series.
+      [ATTR_GEN_AI_REQUEST_MODEL]: m.model || undefined,
       [ATTR_GEN_AI_RESPONSE_MODEL]: m.responseModel || undefined,
       [ATTR_SERVER_ADDRESS]: m.serverAddress,
       [ATTR_SERVER_PORT]: m.serverAddress === undefined ? undefined : m.serverPort,

@@ -538,7 +538,7 @@ export function traceHandlers(sdkTracer: Tracer): Handlers {
           EVENT_LLM_COOLDOWN,
           defined({
             [ATTR_GEN_AI_PROVIDER_NAME]: genAiProvider(m.provider),
-            [ATTR_GEN_AI_REQUEST_MODEL]: m.model,
+            [ATTR_GEN_AI_REQUEST_MODEL]: m.model || undefined,
             [ATTR_LLM_KEY_ID]: m.keyId,
             [ATTR_LLM_COOLDOWN_SCOPE]: m.scope,
             [ATTR_LLM_COOLDOWN_STATE]: m.state,
@@ -595,7 +595,9 @@ function modelAttemptSpan(tracer: Tracer, m: LlmAttemptMessage, parent: Context)
       attributes: defined({
         [ATTR_GEN_AI_OPERATION_NAME]: operation,
         [ATTR_GEN_AI_PROVIDER_NAME]: genAiProvider(m.provider),
-        [ATTR_GEN_AI_REQUEST_MODEL]: m.model,
+        // "Conditionally required: if available": an adapter of the user's
+        // whose model is "" names none, as its span name says.
+        [ATTR_GEN_AI_REQUEST_MODEL]: m.model || undefined,
         [ATTR_SERVER_ADDRESS]: m.serverAddress,
         [ATTR_SERVER_PORT]: m.serverAddress === undefined ? undefined : m.serverPort,
         [ATTR_GEN_AI_USAGE_INPUT_TOKENS]: m.inputTokens,

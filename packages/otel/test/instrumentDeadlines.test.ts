@@ -679,6 +679,23 @@ describe('instrumentDeadlines: llm admission and cooldowns', () => {
       'hourglass.llm.cooldown.reason': 'overloaded',
     })
   })
+
+  it('leaves gen_ai.request.model off a cooldown whose model is blank (an adapter of yours with model "")', () => {
+    inSpan('POST /v1/chat/completions', (span) => {
+      publish(llmChannels.cooldown, {
+        provider: 'acme',
+        keyId: 'k1a2',
+        scope: 'model',
+        model: '',
+        state: 'end',
+        untilMs: 0,
+        reason: 'rate_limited',
+      })
+      span.end()
+    })
+    const span = spanNamed(otel.exporter.getFinishedSpans(), 'POST /v1/chat/completions')
+    expect(span.events[0]?.attributes).not.toHaveProperty('gen_ai.request.model')
+  })
 })
 
 describe('instrumentDeadlines: cost and safety', () => {

@@ -118,4 +118,34 @@ describe('gen_ai.response.model', () => {
     // dashboard grouping by it) while the duration sample left it out.
     expect(await responseModels()).toEqual({ span: undefined, metric: [undefined] })
   })
+
+  it('leaves gen_ai.request.model out, on the span, its name and the metrics, for an adapter of yours with model ""', async () => {
+    const fake = await startFakeProvider({ dialect: 'openai' })
+    providers.push(fake)
+    fake.enqueue(reply.text('Hi', { model: 'served-model' }))
+    const real = await adapter('openai', fake)
+    // A ModelAdapter of the user's (a router, a deployment that picks the model) that names none.
+    const unnamed: ModelAdapter = Object.create(real, { model: { value: '' } })
+    await callModel({ models: [unnamed], request, ...once })
+    await real.close?.()
+    const chat = otel.exporter
+      .getFinishedSpans()
+      .find((s) => s.attributes['gen_ai.operation.name'] !== undefined)
+    const samples = [
+      ...(await otel.points('gen_ai.client.operation.duration')),
+      ...(await otel.points('gen_ai.client.token.usage')),
+    ]
+    // Before: `gen_ai.request.model: ""` on the span and a blank series on every sample.
+    expect({
+      name: chat?.name,
+      span: Object.hasOwn(chat?.attributes ?? {}, 'gen_ai.request.model'),
+      response: chat?.attributes['gen_ai.response.model'],
+      metrics: samples.map((p) => Object.hasOwn(p.attributes, 'gen_ai.request.model')),
+    }).toEqual({
+      name: 'chat',
+      span: false,
+      response: 'served-model',
+      metrics: [false, false, false],
+    })
+  })
 })
