@@ -214,6 +214,13 @@ export interface LlmCooldownMessage {
    * shared across hosts through Redis.
    */
   untilMs: number
+  /**
+   * How long the cooldown has left from this message, ms, on the admission's
+   * own clock; left out on `end` and for a key retired until restart. Read
+   * this, not `untilMs - Date.now()`: `untilMs` is on the admission's
+   * `wallClock`, which a test or a fleet may set apart from the host's.
+   */
+  durationMs?: number | undefined
   reason: string
   /**
    * True on a `start` this process learned from the shared cooldown store:

@@ -533,7 +533,9 @@ export function traceHandlers(sdkTracer: Tracer): Handlers {
       // A cooldown starts or grows from a call's failed attempt (its span is
       // active then); one that ends on its own, outside any call, is on no span.
       cooldown(m) {
-        const untilMs = m.state === 'end' ? undefined : m.untilMs - Date.now()
+        // llm's own measure, on the admission's clocks; an older llm sent
+        // only `untilMs`, on its wall clock, which may not be this host's.
+        const untilMs = m.state === 'end' ? undefined : (m.durationMs ?? m.untilMs - Date.now())
         tracedSpan()?.addEvent(
           EVENT_LLM_COOLDOWN,
           defined({

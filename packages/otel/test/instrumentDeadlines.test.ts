@@ -19,7 +19,7 @@ import {
   type EgressAttemptMessage,
   fetchChannels,
 } from '@hourglass/fetch'
-import { type LlmAttemptMessage, llmChannels } from '@hourglass/llm'
+import { Admission, type LlmAttemptMessage, llmChannels } from '@hourglass/llm'
 import { instrumentDeadlines, type StopInstrumentation } from '@hourglass/otel'
 import { context, ROOT_CONTEXT, type Span, SpanStatusCode, trace } from '@opentelemetry/api'
 import express from 'express'
@@ -695,6 +695,26 @@ describe('instrumentDeadlines: llm admission and cooldowns', () => {
     })
     const span = spanNamed(otel.exporter.getFinishedSpans(), 'POST /v1/chat/completions')
     expect(span.events[0]?.attributes).not.toHaveProperty('gen_ai.request.model')
+  })
+
+  it("gives a cooldown's duration on the admission's clocks, not the host's: a wall clock set apart still reads the Retry-After", async () => {
+    const clock = new ManualClock(1000)
+    // An hour ahead of the host, and a fixed epoch: the event read 3,601,000 and 0 ms.
+    for (const wallClock of [() => Date.now() + 3_600_000, () => 1_700_000_000_000 + clock.now()]) {
+      const gate = new Admission({ clock, wallClock, logger: { warn: () => {} } })
+      const span = otel.tracer.startSpan('POST /v1/chat/completions')
+      await context.with(trace.setSpan(context.active(), span), () =>
+        gate.report('acme', 'sk-live-AAAAAAAAAAAAAAAAAAAAAAAA', {
+          ok: false,
+          error: { kind: 'rate_limited', status: 429, retryAfterMs: 1000 },
+        } as never),
+      )
+      span.end()
+    }
+    const durations = otel.exporter
+      .getFinishedSpans()
+      .map((s) => s.events[0]?.attributes?.['hourglass.llm.cooldown.duration_ms'])
+    expect(durations).toEqual([1000, 1000])
   })
 })
 

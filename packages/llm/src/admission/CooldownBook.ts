@@ -502,9 +502,9 @@ export class CooldownBook {
     learned = false,
   ): void {
     const now = this.#o.clock.now()
-    const wallUntil = Number.isFinite(untilMs)
-      ? Math.round(this.#o.wall() + Math.max(0, untilMs - now))
-      : Number.POSITIVE_INFINITY
+    const left = Number.isFinite(untilMs) ? Math.max(0, untilMs - now) : undefined
+    const wallUntil =
+      left === undefined ? Number.POSITIVE_INFINITY : Math.round(this.#o.wall() + left)
     publishCooldown({
       provider: slot.provider,
       keyId: slot.keyId,
@@ -512,6 +512,7 @@ export class CooldownBook {
       ...(slot.model === undefined ? {} : { model: slot.model }),
       state,
       untilMs: state === 'end' ? Math.round(this.#o.wall()) : wallUntil,
+      ...(state === 'end' || left === undefined ? {} : { durationMs: left }),
       reason,
       ...(learned ? { learned: true as const } : {}),
     })
