@@ -278,6 +278,38 @@ describe('every Chat Completions field is forwarded, translated or refused (READ
     }
   })
 
+  it('a strict tool without parameters (an empty parameter list) goes with the empty schema strict mode accepts', async () => {
+    // OpenAI answers `{type: "object", properties: {}}` under `strict: true`
+    // with 400 "Invalid schema for function 'now': In context=(),
+    // 'additionalProperties' is required to be supplied and to be false":
+    // a schema the client never wrote.
+    const noArguments = { type: 'function', function: { name: 'now', strict: true } }
+    for (const dialect of ['openai', 'qwen'] as const) {
+      const { status, text, upstream } = await send(dialect, { tools: [noArguments] })
+      expect(status, text).toBe(200)
+      expect(at(upstream, 'tools')).toEqual([
+        {
+          type: 'function',
+          function: {
+            name: 'now',
+            parameters: { type: 'object', properties: {}, additionalProperties: false },
+            strict: true,
+          },
+        },
+      ])
+    }
+    // Without strict mode, the empty parameter list goes as before.
+    const relaxed = await send('openai', {
+      tools: [{ type: 'function', function: { name: 'now' } }],
+    })
+    expect(at(relaxed.upstream, 'tools')).toEqual([
+      {
+        type: 'function',
+        function: { name: 'now', parameters: { type: 'object', properties: {} } },
+      },
+    ])
+  })
+
   /** Expects a 400 `unsupported_field` at `param`, naming the provider, with nothing sent. */
   function expectRefused(
     dialect: ProviderDialect,

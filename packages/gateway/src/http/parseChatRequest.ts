@@ -124,7 +124,7 @@ export function parseChatRequest(
   if (valid.tools != null) {
     request.tools = valid.tools.map(({ function: fn }) => ({
       name: fn.name,
-      parameters: fn.parameters ?? { type: 'object', properties: {} },
+      parameters: fn.parameters ?? noParameters(fn.strict === true),
       ...(fn.description == null ? {} : { description: fn.description }),
       ...(fn.strict == null ? {} : { strict: fn.strict }),
     }))
@@ -137,6 +137,21 @@ export function parseChatRequest(
     request,
     includeUsage: valid.stream_options?.include_usage === true,
   }
+}
+
+/**
+ * The schema of a tool sent without `parameters` (OpenAI: "an empty
+ * parameter list"), which llm's tools always carry. Under `strict: true` it
+ * says no argument is allowed, as strict mode requires of every object:
+ * OpenAI answered the bare `{type: "object", properties: {}}` with 400
+ * "'additionalProperties' is required to be supplied and to be false", a
+ * schema the client never wrote. Strict tools go to OpenAI-compatible
+ * dialects only (Anthropic and Gemini refuse them).
+ */
+function noParameters(strict: boolean): Record<string, unknown> {
+  return strict
+    ? { type: 'object', properties: {}, additionalProperties: false }
+    : { type: 'object', properties: {} }
 }
 
 /**
