@@ -83,6 +83,7 @@ export {
   type ResolvedIngressOptions,
   resolveIngressOptions,
 } from './resolveIngressOptions.js'
+export { retryAfterMs } from './retryAfterMs.js'
 export { runningSlice } from './runningSlice.js'
 export { type PlanEntry, type PlanOptions, SlicePlan, type SliceReport } from './SlicePlan.js'
 export { SliceAlreadyStartedError, SliceNotStartedError } from './SliceStateError.js'

@@ -6,6 +6,7 @@ import {
   isAbortError,
   isClientClosed,
   isDeadlineExceeded,
+  retryAfterMs,
 } from '@hourglass/core'
 import { isConnectError } from './errors/ConnectError.js'
 import { isDnsError } from './errors/DnsError.js'
@@ -149,7 +150,8 @@ export function decideRetry(outcome: Outcome, state: RetryState): RetryDecision 
   } else if (error === undefined && status !== undefined && policy.statuses.includes(status)) {
     if (policy.emptyRead !== true && !state.repeatable) return no('not-idempotent')
     rule = 'status'
-    delayMs = retryAfterMs(outcome.header?.('retry-after'), Date.now())
+    // Absent or unreadable, no wait: fetch has no backoff of its own.
+    delayMs = retryAfterMs(outcome.header?.('retry-after'), Date.now()) ?? 0
     // An unbounded Retry-After (a day, on a 503) is a "not now", not a retry.
     if (delayMs > policy.maxRetryAfterMs) return no('retry-after-too-long')
   } else {
@@ -166,64 +168,6 @@ export function decideRetry(outcome: Outcome, state: RetryState): RetryDecision 
   // answer in hand (the 503) was its to read at once.
   if (left - delayMs < state.minBudgetMs || left - delayMs <= 0) return no('no-budget')
   return { retry: true, rule, reason, delayMs }
-}
-
-/**
- * `Retry-After` as delay-seconds or an HTTP-date; 0 when absent or unreadable.
- * A field sent twice (an app and a proxy both set it) reaches createFetch
- * joined by fetch's `Headers` ("30, 30"): its first member counts, as the
- * interceptor reads the first raw value. Left whole, the lenient `Date.parse`
- * read "5, 5" as a date in 2001 and "30, 30" as nothing: a retry at once, of
- * a server that asked for time.
- */
-export function retryAfterMs(value: string | null | undefined, nowMs: number): number {
-  if (!value) return 0
-  const trimmed = firstMember(value.trim())
-  if (/^\d+$/.test(trimmed)) return Number(trimmed) * 1000
-  const at = asctimeMs(trimmed) ?? Date.parse(trimmed)
-  return Number.isNaN(at) ? 0 : Math.max(0, at - nowMs)
-}
-
-const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec']
-/** asctime's fixed shape (`Sun Nov  6 08:49:37 1994`): month, day, time, year captured. */
-const ASCTIME_SHAPE = `(?:Sun|Mon|Tue|Wed|Thu|Fri|Sat) (${MONTHS.join('|')}) +(\\d{1,2}) (\\d{2}):(\\d{2}):(\\d{2}) (\\d{4})`
-const ASCTIME = new RegExp(`^${ASCTIME_SHAPE}$`)
-/** The same shape, then a comma: the first of a joined list. */
-const ASCTIME_MEMBER = new RegExp(`^(${ASCTIME_SHAPE})\\s*,`)
-
-/**
- * An HTTP-date in asctime's form (`Sun Nov  6 08:49:37 1994`), which names no
- * zone and is GMT (RFC 9110 §5.6.7). `Date.parse` reads such a string in the
- * host's zone: on a server in New York a `Retry-After` three seconds ahead
- * was a wait of five hours. The other two forms say `GMT` and parse right.
- */
-function asctimeMs(value: string): number | undefined {
-  const match = ASCTIME.exec(value)
-  if (match === null) return undefined
-  const [, month, day, hours, minutes, seconds, year] = match
-  return Date.UTC(
-    Number(year),
-    MONTHS.indexOf(month as string),
-    Number(day),
-    Number(hours),
-    Number(minutes),
-    Number(seconds),
-  )
-}
-
-/**
- * The first of a comma-joined list: delay-seconds up to the comma, an
- * HTTP-date (which has one of its own) up to its "GMT" — or, asctime's
- * (which names no zone), up to its year: cut only at " GMT,", an asctime
- * sent twice was unreadable and read as 0, a retry at once.
- */
-function firstMember(value: string): string {
-  const seconds = /^(\d+)\s*,/.exec(value)
-  if (seconds) return seconds[1] as string
-  const asctime = ASCTIME_MEMBER.exec(value)
-  if (asctime) return asctime[1] as string
-  const gmt = value.indexOf(' GMT,')
-  return gmt === -1 ? value : value.slice(0, gmt + 4)
 }
 
 /**

@@ -1,3 +1,4 @@
+export { retryAfterMs } from '@hourglass/core'
 export type { AttemptTimings } from './Attempt.js'
 export type { FetchInput } from './adoptRequest.js'
 export {
@@ -15,7 +16,6 @@ export {
   type HourglassRequestInit,
 } from './createFetch.js'
 export { type DeadlineDispatchOptions, deadlineInterceptor } from './deadlineInterceptor.js'
-export { retryAfterMs } from './decideRetry.js'
 export { BodyTimeoutError, isBodyTimeout } from './errors/BodyTimeoutError.js'
 export { ConnectError, FAST_CONNECT_FAILURE_MS, isConnectError } from './errors/ConnectError.js'
 export { ConnectTimeoutError, isConnectTimeout } from './errors/ConnectTimeoutError.js'

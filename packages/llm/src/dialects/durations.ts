@@ -36,20 +36,30 @@ export function parseProtoDurationMs(text: string): number | undefined {
   return match ? finiteMs(Number(match[1]) * 1000) : undefined
 }
 
-/** A plain number of seconds (`"2"`, `"1.5"`), as `Retry-After` carries it. */
+/**
+ * A plain number of seconds (`"2"`, `"1.5"`), as a reset header or a
+ * message's "try again in 1.5 seconds" carries it. Not `Retry-After`:
+ * core's `retryAfterMs` reads that field, as @hourglass/fetch does.
+ */
 export function parseSecondsMs(text: string): number | undefined {
   const s = text.trim()
   return /^\d+(?:\.\d+)?$/.test(s) ? finiteMs(Number(s) * 1000) : undefined
 }
 
-/** A wall-clock time (HTTP-date or RFC 3339) as milliseconds from `nowMs`; past times are 0. */
-export function untilDateMs(text: string, nowMs: number): number | undefined {
+/**
+ * An RFC 3339 time (`2025-06-01T12:00:05Z`), as Anthropic's
+ * `anthropic-ratelimit-*-reset` headers carry it, as milliseconds from
+ * `nowMs`; past times are 0. Its offset is required: `Date.parse` reads a
+ * time without one in the host's zone.
+ */
+export function untilRfc3339Ms(text: string, nowMs: number): number | undefined {
   const s = text.trim()
-  // Date.parse also accepts bare numbers ("12" → year 2012); require a date-looking string.
-  if (s.length < 8 || s.length > 64 || !/[a-zA-Z-]/.test(s)) return undefined
-  const at = Date.parse(s)
+  if (!RFC_3339.test(s)) return undefined
+  const at = Date.parse(s.toUpperCase().replace(' ', 'T'))
   return Number.isFinite(at) ? Math.max(0, Math.ceil(at - nowMs)) : undefined
 }
+
+const RFC_3339 = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:[Zz]|[+-]\d{2}:\d{2})$/
 
 function finiteMs(ms: number): number | undefined {
   return ms >= 0 ? Math.ceil(Math.min(ms, MAX_TIMER_MS)) : undefined

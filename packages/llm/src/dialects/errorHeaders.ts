@@ -1,5 +1,5 @@
-import { MAX_TIMER_MS } from '@hourglass/core'
-import { parseGoDurationMs, parseSecondsMs, untilDateMs } from './durations.js'
+import { MAX_TIMER_MS, retryAfterMs } from '@hourglass/core'
+import { parseGoDurationMs, parseSecondsMs, untilRfc3339Ms } from './durations.js'
 
 /**
  * The one place response headers are read for error decisions, shared by
@@ -59,11 +59,9 @@ export function retryAfterFromHeaders(
   const ms = headerValue(headers, 'retry-after-ms')
   const fromMs = ms === undefined ? undefined : parseMs(ms)
   if (fromMs !== undefined) return cap(fromMs)
-  const after = headerValue(headers, 'retry-after')
-  if (after !== undefined) {
-    const wait = parseSecondsMs(after) ?? untilDateMs(after, options.nowMs)
-    if (wait !== undefined) return cap(wait)
-  }
+  // Seconds or an HTTP-date, read as @hourglass/fetch reads it.
+  const wait = retryAfterMs(headerValue(headers, 'retry-after'), options.nowMs)
+  if (wait !== undefined) return cap(wait)
   if (!options.useResetHeaders) return undefined
   const reset = resetWaitMs(headers, options.nowMs)
   return reset === undefined ? undefined : cap(reset)
@@ -96,10 +94,11 @@ function resetWaitMs(headers: HeaderInput | undefined, nowMs: number): number | 
   for (const [resetName, remainingName, kind] of RESET_HEADERS) {
     const raw = headerValue(headers, resetName)
     if (raw === undefined) continue
+    // A reset time is RFC 3339 (Anthropic's); an HTTP-date or seconds are read too.
     const wait =
       kind === 'go'
         ? (parseGoDurationMs(raw) ?? parseSecondsMs(raw))
-        : (untilDateMs(raw, nowMs) ?? parseSecondsMs(raw))
+        : (untilRfc3339Ms(raw, nowMs) ?? retryAfterMs(raw, nowMs) ?? parseSecondsMs(raw))
     if (wait === undefined) continue
     const remaining = headerValue(headers, remainingName)?.trim()
     if (remaining === '0') exhausted.push(wait)

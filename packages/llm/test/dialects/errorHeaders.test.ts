@@ -52,6 +52,36 @@ describe('shared retry hints', () => {
     expect(hint({ 'retry-after': '1e308' })).toBeUndefined() // not delay-seconds (RFC 9110 §10.2.3)
   })
 
+  // Read by core's retryAfterMs, as @hourglass/fetch reads it. Date.parse
+  // took "-0000005" and "5, 5" for dates in 2001 (0 ms: a retry at once) and
+  // an asctime date for the host's local time (five hours in New York).
+  it('Retry-After is read as fetch reads it: no negative dates, the first of a joined list, asctime in GMT', () => {
+    expect(hint({ 'retry-after': '-0000005' })).toBeUndefined()
+    expect(hint({ 'retry-after': '5, 5' })).toBe(5000)
+    expect(hint({ 'retry-after': '1.5' })).toBe(1500) // as fetch, undici and the openai client read it
+    const zone = process.env.TZ
+    process.env.TZ = 'America/New_York'
+    try {
+      expect(hint({ 'retry-after': 'Sun Jun  1 12:00:03 2025' })).toBe(3000)
+    } finally {
+      if (zone === undefined) delete process.env.TZ
+      else process.env.TZ = zone
+    }
+  })
+
+  it('reset times are RFC 3339 with an offset: one without is no hint, not the host zone', () => {
+    const reset = (at: string) =>
+      hint({
+        'anthropic-ratelimit-requests-reset': at,
+        'anthropic-ratelimit-requests-remaining': '0',
+      })
+    expect(reset('2025-06-01T12:00:05Z')).toBe(5000)
+    expect(reset('2025-06-01T14:00:05.5+02:00')).toBe(5500)
+    expect(reset('2025-06-01T12:00:05')).toBeUndefined()
+    expect(reset('Sun, 01 Jun 2025 12:00:07 GMT')).toBe(7000)
+    expect(reset('12')).toBe(12_000)
+  })
+
   it('x-should-retry is read from Headers or a plain record, any case, and only true/false count', () => {
     expect(shouldRetryHeader(new Headers({ 'x-should-retry': 'false' }))).toBe(false)
     expect(shouldRetryHeader({ 'X-Should-Retry': 'TRUE' })).toBe(true)
