@@ -8,6 +8,7 @@ import { refuseEmptyLastTurn } from '../refuseEmptyLastTurn.js'
 import { refuseLoneSurrogates } from '../refuseLoneSurrogates.js'
 import { refuseStreamOptions } from '../refuseStreamOptions.js'
 import { refuseStrictTools } from '../refuseStrictTools.js'
+import { refuseUnwritableToolValues } from '../refuseUnwritableToolValues.js'
 import { requestToolSettings } from '../requestToolSettings.js'
 import { argumentsObject } from '../toolArguments.js'
 import { toolChoiceName } from '../toolChoiceName.js'
@@ -38,6 +39,7 @@ type Role = 'user' | 'assistant'
  * refuses (`refuseLoneSurrogates`).
  */
 export function buildAnthropicRequest(request: ChatRequest, model: string): BuiltRequest {
+  refuseUnwritableToolValues(request, false)
   refuseLoneSurrogates(request, 'Anthropic', 'anthropic')
   const system: string[] = []
   const turns: { role: Role; content: Record<string, unknown>[] }[] = []
