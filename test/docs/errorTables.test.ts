@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest'
 // where it says so) and a `code` the package's or core's source defines: a
 // reader writes `hasErrorCode(e, 'X')` or `isX(e)` from these tables. Read
 // from the sources' export lists, not by importing the packages (fast). The
-// options tables are checked in readmeSnippets.test.ts (optionTables.ts).
+// options tables are checked in test/typecheck.test.ts (optionTables.ts).
 
 const repoRoot = fileURLToPath(new URL('../..', import.meta.url))
 

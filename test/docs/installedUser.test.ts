@@ -11,7 +11,7 @@ import { tsBlocks } from '../support/tsBlocks.js'
 // from the repo (no pack, no build): the packages a README's or a docs
 // page's blocks import are the ones its install lines name, and the
 // published declarations import only packages each package declares.
-// readmeSnippets.test.ts type-checks the same blocks. See test/README.md.
+// test/typecheck.test.ts type-checks the same blocks (with the sources). See test/README.md.
 
 const repoRoot = fileURLToPath(new URL('../..', import.meta.url))
 

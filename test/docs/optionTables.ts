@@ -2,10 +2,10 @@ import { readFileSync } from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 
-// The options tables a reader copies names from (see readmeSnippets.test.ts,
-// which type-checks the module this builds in the same program as the
-// READMEs' code blocks): every option a table lists must be a key of the
-// options type of the function its section documents — a renamed or removed
+// The options tables a reader copies names from (see typecheck.test.ts,
+// which type-checks the module this builds in the program of `npm run
+// typecheck`, with the READMEs' code blocks): every option a table lists must
+// be a key of the options type of the function its section documents — a renamed or removed
 // option would otherwise be a TypeError "unknown option" at the user's first
 // call, or a compile error in their code.
 

@@ -8,7 +8,7 @@ import ts from 'typescript'
 import { describe, expect, it } from 'vitest'
 import { tsBlocks } from '../support/tsBlocks.js'
 
-// readmeSnippets.test.ts type-checks the root README's ```ts blocks; a type
+// test/typecheck.test.ts type-checks the root README's ```ts blocks; a type
 // says nothing of the values an option refuses when it is given (a negative
 // or zero limit, a malformed baseURL, a plan's slices): those throw when the
 // pasted block first runs. So each block runs here, as far as it goes
