@@ -1,3 +1,4 @@
+import type { Socket } from 'node:net'
 import { isDeadlineExceeded } from '@hourglass/core'
 import { deadline, deadlineErrors } from '@hourglass/express'
 import { createConnector, createFetch, type LookupFunction } from '@hourglass/fetch'
@@ -71,6 +72,13 @@ export interface Chain {
   readonly badGateways: Map<string, number>
   /** Lookups of NEVER_RESOLVES still waiting (each is abandoned by fetch, never answered). */
   readonly stuckLookups: number
+  /**
+   * Whether the model service's end of the connection from local port
+   * `port` (a socket of the edge's fetch pool) has closed: a request sent on
+   * it that the service has not read by then never arrives. `undefined`
+   * while the service has not accepted that connection yet.
+   */
+  serviceConnectionClosed(port: number): boolean | undefined
   /** Forget every record kept so far (a soak's bookkeeping must not grow with it). */
   resetRecords(): void
   /**
@@ -309,6 +317,18 @@ export async function startChain(options: ChainOptions): Promise<Chain> {
     next(error)
   }, lastResort('service'))
   const serviceServer = await listen(service)
+  // The service's connections by the caller's port, open (false) or closed
+  // (true). The port is read at accept: a destroyed socket no longer knows
+  // it. Loopback ports are handed out in turn across the ephemeral range,
+  // so one does not come back to the same service within a round; closed
+  // ones are forgotten between rounds.
+  const serviceSockets = new Map<number, boolean>()
+  serviceServer.server.on('connection', (socket: Socket) => {
+    const port = socket.remotePort
+    if (port === undefined) return
+    serviceSockets.set(port, false)
+    socket.once('close', () => serviceSockets.set(port, true))
+  })
 
   // Hop 1: the edge.
   const forward = async (req: Request, res: Response) => {
@@ -385,9 +405,11 @@ export async function startChain(options: ChainOptions): Promise<Chain> {
     get stuckLookups() {
       return stuckLookups
     },
+    serviceConnectionClosed: (port) => serviceSockets.get(port),
     resetRecords() {
       // No waiter is pending between rounds, so the fault server's log can start over.
       ;(upstream.records as unknown[]).length = 0
+      for (const [port, closed] of serviceSockets) if (closed) serviceSockets.delete(port)
       provider.reset()
       for (const m of [effectRuns, serviceReceipts, upstreamSettledAt, badGateways]) m.clear()
       errors.length = 0

@@ -1,4 +1,5 @@
 import diagnostics from 'node:diagnostics_channel'
+import type { Socket } from 'node:net'
 import {
   expressChannels,
   type IngressClientClosedMessage,
@@ -11,6 +12,9 @@ import { type FaultKind, pickBudget, pickFault } from './faultCatalogue.js'
 import { loopbackPing } from './loopbackPing.js'
 import { seededRandom, weighted } from './seededRandom.js'
 import { until } from './until.js'
+
+/** undici's: a request's head is about to be written to its socket (every undici copy publishes it). */
+const SEND_HEADERS = 'undici:client:sendHeaders'
 
 /** One request as one hop (edge or model service) saw it, performance.now() ms. */
 export interface HopView {
@@ -186,9 +190,27 @@ export async function drive(chain: Chain, options: DriveOptions): Promise<Outcom
     const view = found?.[0][found[1]]
     if (view) view.endedAt = performance.now()
   }
+  // Requests the edge has sent to the model service, by op: the local port
+  // of the edge's socket. One still in transit when the run is over (its
+  // bytes in the service's socket, not yet read: on a loaded loop, turns
+  // after the edge gave up and let go) is waited for like one that arrived.
+  const sentToService = new Map<string, number>()
+  const servicePort = chain.service.port
+  const onSendHeaders = (message: unknown) => {
+    const { headers, socket } = message as { headers: string; socket: Socket }
+    if (socket.remotePort !== servicePort || socket.localPort === undefined) return
+    const op = /\r\nx-op-id: ([^\r]*)\r\n/i.exec(headers)?.[1]
+    if (op !== undefined && byOp.has(op)) sentToService.set(op, socket.localPort)
+  }
+  /** Sent to the model service, not yet read there, and its connection still open there. */
+  const inTransit = (o: Outcome) => {
+    const port = sentToService.get(o.op)
+    return !o.service && port !== undefined && chain.serviceConnectionClosed(port) !== true
+  }
   diagnostics.subscribe(expressChannels.clientClosed.name, onClosed)
   diagnostics.subscribe(expressChannels.end.name, onEnd)
   diagnostics.subscribe(expressChannels.start.name, onStart)
+  diagnostics.subscribe(SEND_HEADERS, onSendHeaders)
 
   const plans = Array.from({ length: options.requests }, (_, i) => {
     const kind = options.fault ?? (options.mix ? weighted(random, options.mix) : pickFault(random))
@@ -264,27 +286,27 @@ export async function drive(chain: Chain, options: DriveOptions): Promise<Outcom
   }
   try {
     await Promise.all(Array.from({ length: options.concurrency }, worker))
-    // Every hop has released every request, and every control timer has fired.
-    await until(
-      () => outcomes.every((o) => (!o.edge || o.edge.endedAt) && (!o.service || o.service.endedAt)),
-      10_000,
-      'every hop to release its requests',
-    ).catch((error) => {
-      const stuck = outcomes.filter(
-        (o) => (o.edge && !o.edge.endedAt) || (o.service && !o.service.endedAt),
-      )
-      console.error(
-        stuck
-          .slice(0, 10)
-          .map(
-            (o) =>
-              `${o.op} ${o.kind} ${o.budgetMs} ${o.status} edge ${JSON.stringify(o.edge)} service ${JSON.stringify(o.service)}`,
-          )
-          .join('\n'),
-        stuck.length,
-      )
-      throw error
-    })
+    // Every hop has released every request, every request sent on to the
+    // model service has arrived there (and been released) or can no longer
+    // arrive, and every control timer has fired.
+    const held = (o: Outcome) =>
+      (o.edge && !o.edge.endedAt) || (o.service && !o.service.endedAt) || inTransit(o)
+    await until(() => !outcomes.some(held), 10_000, 'every hop to release its requests').catch(
+      (error) => {
+        const stuck = outcomes.filter(held)
+        console.error(
+          stuck
+            .slice(0, 10)
+            .map(
+              (o) =>
+                `${o.op} ${o.kind} ${o.budgetMs} ${o.status} edge ${JSON.stringify(o.edge)} service ${JSON.stringify(o.service)}${inTransit(o) ? ' (sent to the service, never read there)' : ''}`,
+            )
+            .join('\n'),
+          stuck.length,
+        )
+        throw error
+      },
+    )
     for (const entry of armed) {
       clearTimeout(entry.timer)
       entry.resolve()
@@ -297,6 +319,7 @@ export async function drive(chain: Chain, options: DriveOptions): Promise<Outcom
     diagnostics.unsubscribe(expressChannels.start.name, onStart)
     diagnostics.unsubscribe(expressChannels.clientClosed.name, onClosed)
     diagnostics.unsubscribe(expressChannels.end.name, onEnd)
+    diagnostics.unsubscribe(SEND_HEADERS, onSendHeaders)
     await agent.close()
     await ping.close()
   }
