@@ -3,7 +3,8 @@
 // reasoning model thinking to max_tokens: blank lines at most), and before the example's own
 // requests, the model service is sent what a careless client could send —
 // malformed JSON, a body over express.json's 100 kB, a charset it does not
-// read — each answer printed as a `PROBE` line.
+// read — each answer printed as a `PROBE` line. Its own requests get a
+// roomier budget (below).
 import http from 'node:http'
 import { FakeProvider, reply } from '@hourglass/testkit'
 import express from 'express'
@@ -12,6 +13,23 @@ const start = FakeProvider.start
 FakeProvider.start = async function (...args) {
   const provider = await start.apply(this, args)
   return provider.setReply(reply.text('\n\n', { finishReason: 'length' }))
+}
+
+// The example's requests carry 5 s instead of 1 s (its printed "budget 1000
+// ms" stays). A 502 here needs the model service to finish callModel's
+// recovery — 4 provider calls — within the API's model slice, 70 % of the
+// budget: ~700 ms of 1 s. A fresh process does that in ~250–450 ms idle,
+// but took up to 716 ms with the box loaded, and a loaded CI run ran the
+// slice out: a 504, the answer this test is not about. 5 s gives the slice
+// 3.5 s, about 5× that; no answer waits for it (each comes when the 4 calls
+// end), and a budget that did run out would still answer both requests
+// (2 × 5 s) before the test kills the run at 20 s.
+const send = globalThis.fetch
+globalThis.fetch = function (url, init = {}) {
+  return send.call(this, url, {
+    ...init,
+    headers: { ...init.headers, 'x-deadline-remaining-ms': '5000' },
+  })
 }
 
 const post = (url, body, contentType = 'application/json') =>

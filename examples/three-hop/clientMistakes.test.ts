@@ -10,7 +10,10 @@ import { runExampleWith } from '../../test/support/runExampleWith.js'
 // TypeError logged as ours), and an answer cut at max_tokens before a word
 // of it — blank lines at most (a 502: a 200 with no text read as a
 // success). No millisecond is asserted: the
-// example's two requests are only counted.
+// example's two requests are only counted. They carry 5 s, not the
+// example's 1 s (clientMistakes.mjs): the 502 comes once callModel's
+// recovery (4 provider calls) ends, which a loaded box once let run past
+// the API's 700 ms model slice — a 504, not the answer tested here.
 it('three-hop: a client mistake keeps its 4xx in JSON, and an answer cut before a word is a 502, not an empty 200', async () => {
   const run = await runExampleWith(import.meta.url, './clientMistakes.mjs', 'llm')
   expect(run.code, run.stderr).toBe(0)
