@@ -45,10 +45,13 @@ const MONTH = `(${MONTHS.join('|')})`
 const DAY = '(?:mon|tue|wed|thu|fri|sat|sun)'
 const LONG_DAY = '(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)'
 const TIME = '(\\d{2}):(\\d{2}):(\\d{2})'
+// GMT, as HTTP writes it; UTC and +0000 (servers that format the date
+// themselves) name the same zone, and undici and the openai client read them.
+const ZONE = '(?:GMT|UTC|\\+0000)'
 // HTTP-dates are case-sensitive (RFC 9110 §5.6.7); "gmt" or "TUE" is no other
 // date, so reading it is kinder than a retry at once.
-const IMF_FIXDATE = new RegExp(`^${DAY}, (\\d{1,2}) ${MONTH} (\\d{4}) ${TIME} GMT${REST}`, 'i')
-const RFC_850 = new RegExp(`^${LONG_DAY}, (\\d{2})-${MONTH}-(\\d{2}) ${TIME} GMT${REST}`, 'i')
+const IMF_FIXDATE = new RegExp(`^${DAY}, (\\d{1,2}) ${MONTH} (\\d{4}) ${TIME} ${ZONE}${REST}`, 'i')
+const RFC_850 = new RegExp(`^${LONG_DAY}, (\\d{2})-${MONTH}-(\\d{2}) ${TIME} ${ZONE}${REST}`, 'i')
 const ASCTIME = new RegExp(`^${DAY} ${MONTH} +(\\d{1,2}) ${TIME} (\\d{4})${REST}`, 'i')
 
 /** An HTTP-date's first member as epoch ms, or undefined. */

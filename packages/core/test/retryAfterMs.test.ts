@@ -23,6 +23,10 @@ const cases: ReadonlyArray<readonly [string, string | null | undefined, number |
   ['a date already past', 'Mon, 31 Dec 2029 23:59:00 GMT', 0],
   ['RFC 850 a century ago', 'Friday, 01-Jan-99 00:00:00 GMT', 0],
   ['a date years ahead: the longest timer', 'Sat, 01 Jan 2050 00:00:00 GMT', MAX_TIMER_MS],
+  // a zone written UTC or +0000 by a server that formats its own dates: GMT
+  ['IMF-fixdate in UTC', 'Tue, 01 Jan 2030 00:00:30 UTC', 30_000],
+  ['IMF-fixdate at +0000', 'Tue, 01 Jan 2030 00:00:30 +0000', 30_000],
+  ['another offset: no hint', 'Tue, 01 Jan 2030 00:00:30 +0100', undefined],
   // joined lists (a field sent twice): the first member
   ['seconds twice', '5, 5', 5000],
   ['seconds, no space', '5,6', 5000],

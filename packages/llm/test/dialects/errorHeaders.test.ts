@@ -53,8 +53,9 @@ describe('shared retry hints', () => {
   })
 
   // Read by core's retryAfterMs, as @hourglass/fetch reads it. Date.parse
-  // took "-0000005" and "5, 5" for dates in 2001 (0 ms: a retry at once) and
-  // an asctime date for the host's local time (five hours in New York).
+  // took "-0000005" for a date in 2001 (0 ms: a retry at once) and an
+  // asctime date for the host's local time (five hours in New York); "5, 5"
+  // was no hint.
   it('Retry-After is read as fetch reads it: no negative dates, the first of a joined list, asctime in GMT', () => {
     expect(hint({ 'retry-after': '-0000005' })).toBeUndefined()
     expect(hint({ 'retry-after': '5, 5' })).toBe(5000)
