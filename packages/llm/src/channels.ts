@@ -223,9 +223,10 @@ export interface LlmCooldownMessage {
   durationMs?: number | undefined
   reason: string
   /**
-   * True on a `start` this process learned from the shared cooldown store:
-   * another instance's attempt met the limit and started it (counted there).
-   * A fleet that counts cooldowns counts only the starts without it.
+   * True on a `start` or an `extend` this process learned from the shared
+   * cooldown store: another instance's attempt met the limit and started or
+   * lengthened it (counted there). A fleet that counts cooldowns counts only
+   * the starts without it.
    */
   learned?: true | undefined
 }

@@ -264,13 +264,27 @@ export class CooldownBook {
       // or a shorter end elsewhere (its own write failed), leaves its cause.
       // `askedAt + ms` is the least the store's end can be.
       const known = Math.max(slot.untilMs, slot.ownStoreUntilMs)
-      if (fresh || askedAt + ms > known + STORE_END_SLACK_MS) slot.limitedBy = undefined
+      // Nothing set or written here (0; the clock may start near 0): any
+      // end is another instance's, however short.
+      const news = known === 0 || askedAt + ms > known + STORE_END_SLACK_MS
+      // Not cooling here, and the store holds only this process's own write:
+      // a finite retirement (held by `retiredUntilMs`, announced when it
+      // began), or a cooldown an answer has closed since. Nothing to learn:
+      // taken as news, it was announced again as another instance's start
+      // (`learned`, which a fleet's count leaves out), and a key whose
+      // retirement had run out (or been forgotten) was held as cooling.
+      if (fresh && !news) continue
+      if (news) slot.limitedBy = undefined
       // Sub-millisecond differences are the store's rounding, not news.
       if (until > slot.untilMs + 1) slot.untilMs = until
       slot.halfOpen = true
       if (fresh) {
         slot.coolingSince = now
         this.#cooldownEvent(slot, 'start', 'shared: learned from the store', slot.untilMs, true)
+      } else if (news) {
+        // Another instance's longer wait on a cooldown this process holds:
+        // said, or this process's spans and counts kept its shorter one.
+        this.#cooldownEvent(slot, 'extend', 'shared: learned from the store', slot.untilMs, true)
       }
     }
   }

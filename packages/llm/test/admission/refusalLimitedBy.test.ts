@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest'
 import { Admission } from '../../src/admission/Admission.js'
 import { MemoryCooldownStore } from '../../src/admission/MemoryCooldownStore.js'
 import type { AdmissionOutcome } from '../../src/admission/slot.js'
+import { type LlmCooldownMessage, llmChannels } from '../../src/channels.js'
 import { isRateLimited, type RateLimitedError } from '../../src/errors/RateLimitedError.js'
 
 const KEY_A = 'sk-live-AAAAAAAAAAAAAAAAAAAAAAAA'
@@ -17,7 +18,9 @@ const limited = (by: 'tokens' | 'requests', ms: number): AdmissionOutcome => ({
   error: { kind: 'rate_limited', status: 429, retryAfterMs: ms, limitedBy: by },
 })
 
-function gate(options: { store?: MemoryCooldownStore; clock?: ManualClock } = {}) {
+function gate(
+  options: { store?: MemoryCooldownStore; clock?: ManualClock; retireMs?: number } = {},
+) {
   const clock = options.clock ?? new ManualClock(1_000)
   const admission = new Admission({
     clock,
@@ -25,6 +28,7 @@ function gate(options: { store?: MemoryCooldownStore; clock?: ManualClock } = {}
     defaultNeededMs: 0,
     logger: { warn: () => {} },
     ...(options.store === undefined ? {} : { store: options.store }),
+    ...(options.retireMs === undefined ? {} : { retireMs: options.retireMs }),
   })
   const refusal = async (keys = [KEY_A], budgetMs = 2_000) => {
     using deadline = Deadline.after(budgetMs, { clock })
@@ -176,5 +180,99 @@ describe('a refusal by cooldown says which limit started it', () => {
     const error = await here.refusal()
     expect(error.retryAfterMs).toBeGreaterThan(50_000)
     expect(error.limitedBy).toBe('tokens')
+  })
+})
+
+// What the same test (an end later than any this process set or wrote)
+// says on `hourglass:llm:cooldown`: `learned` is another instance's news,
+// never this process's own write read back.
+describe('a cooldown learned from the store is announced once, as what it is', () => {
+  /** The cooldown messages published while `run` runs. */
+  async function messages(run: () => Promise<void>) {
+    const seen: LlmCooldownMessage[] = []
+    const on = (m: LlmCooldownMessage) => seen.push(m)
+    llmChannels.cooldown.subscribe(on)
+    try {
+      await run()
+    } finally {
+      llmChannels.cooldown.unsubscribe(on)
+    }
+    return seen.map(({ state, durationMs, reason, learned }) => ({
+      state,
+      durationMs,
+      reason,
+      learned,
+    }))
+  }
+
+  it('a finite retirement, its own write read back by the next acquire: one start, no learned one', async () => {
+    const clock = new ManualClock(1_000)
+    const { admission } = gate({
+      store: new MemoryCooldownStore({ clock }),
+      clock,
+      retireMs: 60_000,
+    })
+    const seen = await messages(async () => {
+      await admission.report('acme', KEY_A, { ok: false, error: { kind: 'auth', status: 401 } })
+      clock.advance(10)
+      for (let i = 0; i < 2; i++) {
+        const deadline = Deadline.after(60_000, { clock })
+        const permit = await admission.acquire({ provider: 'acme', keys: [KEY_A, KEY_B], deadline })
+        expect(permit.key, 'the retired key was granted').toBe(KEY_B)
+        permit.release()
+      }
+    })
+    expect(seen).toEqual([
+      { state: 'start', durationMs: 60_000, reason: 'retired: auth', learned: undefined },
+    ])
+    // Its retirement over, the key is free, as in a process that never read
+    // it back: not held behind a probe as a cooldown nobody announced.
+    clock.advance(60_000)
+    const target = { provider: 'acme', keys: [KEY_A], maxWaitMs: 0 }
+    const first = await admission.acquire(target)
+    const second = await admission.acquire(target)
+    expect([first.probe, second.probe]).toEqual([false, false])
+    first.release()
+    second.release()
+  })
+
+  it('another instance’s extension: learned as an extend, with its new length, once; its own extension read back is no news', async () => {
+    const clock = new ManualClock(1_000)
+    const store = new MemoryCooldownStore({ clock })
+    const here = gate({ store, clock })
+    const there = gate({ store, clock })
+    const look = async () => {
+      const deadline = Deadline.after(60_000, { clock })
+      const permit = await here.admission.acquire({
+        provider: 'acme',
+        model: 'm',
+        keys: [KEY_A, KEY_B],
+        deadline,
+      })
+      expect(permit.key, 'the cooling key was granted').toBe(KEY_B)
+      permit.release()
+    }
+    const seen = await messages(async () => {
+      await there.admission.report('acme', KEY_A, limited('tokens', 1_000), { model: 'm' })
+      await look()
+      await there.admission.report('acme', KEY_A, limited('tokens', 30_000), { model: 'm' })
+      await look()
+      await look()
+      clock.advance(1_000)
+      await here.admission.report('acme', KEY_A, limited('tokens', 45_000), { model: 'm' })
+      await look()
+    })
+    const learned = 'shared: learned from the store'
+    const hint = 'rate_limited (429), server hint'
+    expect(seen).toEqual([
+      { state: 'start', durationMs: 1_000, reason: hint, learned: undefined },
+      { state: 'start', durationMs: 1_000, reason: learned, learned: true },
+      { state: 'extend', durationMs: 30_000, reason: hint, learned: undefined },
+      { state: 'extend', durationMs: 30_000, reason: learned, learned: true },
+      { state: 'extend', durationMs: 45_000, reason: hint, learned: undefined },
+    ])
+    expect(here.admission.forecast({ provider: 'acme', model: 'm', keys: [KEY_A] }).waitMs).toBe(
+      45_000,
+    )
   })
 })
