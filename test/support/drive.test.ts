@@ -22,8 +22,10 @@ const watch = watchProcess()
 let chain: Chain
 
 beforeAll(async () => {
-  // The edge's pool opens more connections than it sends requests on; held
-  // unread too, an idle one ends at its keep-alive timeout: short here.
+  // The edge's pool opens more connections than it sends requests on (undici
+  // reconnects for a written request aborted on its socket, then drops it:
+  // nodejs/undici#5845, plain undici.request does the same); held unread
+  // too, an idle one ends at its keep-alive timeout: short here.
   chain = await startChain({ clock: new CountingClock(), watch, keepAliveMs: 200 })
 })
 afterAll(async () => {
