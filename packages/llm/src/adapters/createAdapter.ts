@@ -35,6 +35,7 @@ import {
 } from './ModelAdapter.js'
 import { declaredLength, discardBody, readBody } from './readBody.js'
 import { type EventBody, readEvents } from './readEvents.js'
+import { unwritableRequest } from './unwritableRequest.js'
 
 type RequestOptions = NonNullable<Parameters<typeof undiciRequest>[1]> & DeadlineDispatchOptions
 
@@ -163,13 +164,22 @@ export function createAdapter(
   // built takes no RPM/TPM share) and reused by its retries.
   const built = new WeakSet<PreparedRequest>()
   const build = (request: ChatRequest, stream: boolean): Built => {
-    // Object.assign, not `{ ...request, stream }`: on Node 20 a field after a
-    // spread costs ~0.4 µs (V8 leaves its fast path); so do the headers.
-    const made = dialect.buildRequest(Object.assign({}, request, { stream }), model)
-    const body = hook ? hook(made.body, request) : made.body
+    let made: ReturnType<Dialect['buildRequest']>
+    let text: string
+    try {
+      // Object.assign, not `{ ...request, stream }`: on Node 20 a field after a
+      // spread costs ~0.4 µs (V8 leaves its fast path); so do the headers.
+      made = dialect.buildRequest(Object.assign({}, request, { stream }), model)
+      text = JSON.stringify(hook ? hook(made.body, request) : made.body)
+    } catch (thrown) {
+      // A value JSON cannot hold (a BigInt, a cycle, nesting past the
+      // stack) threw a raw TypeError or RangeError from wherever it was
+      // written: refused here, in one place, naming it (`unwritableRequest`).
+      throw unwritableRequest(request, thrown, dialect.wire === 'openai') ?? thrown
+    }
     const out: Built = {
       url: `${baseURL}${made.path}`,
-      body: JSON.stringify(body),
+      body: text,
       headers: made.headers,
       stream,
     }

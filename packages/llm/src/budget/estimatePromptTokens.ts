@@ -1,3 +1,4 @@
+import { argumentsText } from '../dialects/blocks.js'
 import type { ChatMessage, ChatRequest, ContentBlock } from '../types.js'
 import { textWeight } from './textWeight.js'
 import { toolUsePromptTokens } from './toolUsePromptTokens.js'
@@ -22,6 +23,13 @@ import { toolUsePromptTokens } from './toolUsePromptTokens.js'
  *
  * Good for a budget check before sending; never for billing (that uses the
  * usage the provider reports).
+ *
+ * Never throws: a value JSON cannot hold (a BigInt, a cycle, one nested
+ * deeper than the stack allows) counts nothing here. It ran before the
+ * request was built (a cost budget, a TPM limit), so such a value failed the
+ * call with a raw TypeError — even a call OpenAI's wire sends as its
+ * `rawArguments` text, which is what a tool call counts as — instead of
+ * reaching the builder, which refuses it with `InvalidChatRequestError`.
  */
 export function estimatePromptTokens(
   request: Pick<ChatRequest, 'messages' | 'tools' | 'extra'>,
@@ -29,8 +37,8 @@ export function estimatePromptTokens(
 ): number {
   let weight = 0
   for (const message of request.messages) weight += textWeight(messageText(message))
-  if (request.tools !== undefined) weight += textWeight(JSON.stringify(request.tools))
-  if (request.extra !== undefined) weight += textWeight(JSON.stringify(request.extra) ?? '')
+  if (request.tools !== undefined) weight += textWeight(jsonText(request.tools))
+  if (request.extra !== undefined) weight += textWeight(jsonText(request.extra))
   return (
     Math.ceil(weight / 4) +
     MESSAGE_OVERHEAD_TOKENS * request.messages.length +
@@ -53,8 +61,18 @@ function blockText(block: ContentBlock): string {
     case 'thinking':
       return block.thinking
     case 'tool_call':
-      return block.name + JSON.stringify(block.arguments ?? null)
+      // The text that goes out: OpenAI's wire sends `rawArguments` as they are.
+      return block.name + (block.rawArguments ?? argumentsText(block.arguments) ?? '')
     case 'tool_result':
       return block.content
+  }
+}
+
+/** `value` as JSON text; `''` when it has none or cannot be written. */
+function jsonText(value: unknown): string {
+  try {
+    return JSON.stringify(value) ?? ''
+  } catch {
+    return ''
   }
 }

@@ -1,18 +1,25 @@
 import { reply } from '@hourglass/testkit'
 import { describe, expect, it } from 'vitest'
+import { createAdapter } from '../../src/adapters/createAdapter.js'
+import { Admission } from '../../src/admission/Admission.js'
+import { ProviderLimits } from '../../src/admission/ProviderLimits.js'
+import { CostBudget } from '../../src/budget/CostBudget.js'
+import { estimatePromptTokens } from '../../src/budget/estimatePromptTokens.js'
 import { callModel } from '../../src/call/callModel.js'
 import { dialects } from '../../src/dialects/dialects.js'
 import { isInvalidChatRequest } from '../../src/errors/InvalidChatRequestError.js'
-import type { ChatMessage } from '../../src/types.js'
+import type { ChatMessage, ChatRequest } from '../../src/types.js'
 import { useFakes } from '../call/support/fakes.js'
 
 /**
  * Tool-call arguments (or a tool result) that JSON cannot hold — a BigInt id
- * from a database driver, an object that refers to itself — failed the call
- * with a raw `TypeError: Do not know how to serialize a BigInt` /
- * `Converting circular structure to JSON` from inside a request builder,
- * naming no message. Every dialect refuses them as InvalidChatRequestError
- * naming the message and the call, before anything is sent.
+ * from a database driver, an object that refers to itself, nesting past the
+ * stack — failed the call with a raw `TypeError: Do not know how to
+ * serialize a BigInt` / `Converting circular structure to JSON` /
+ * `RangeError: Maximum call stack size exceeded` from inside a request
+ * builder, naming no message. Every adapter refuses them as
+ * InvalidChatRequestError naming the message and the call, before anything
+ * is sent; so too a tool's parameters and an `extra` field.
  */
 
 const fakes = useFakes()
@@ -23,7 +30,13 @@ function cyclic(): Record<string, unknown> {
   return order
 }
 
-function history(args: unknown, result: unknown = '{"ok":true}'): ChatMessage[] {
+function nested(depth: number): unknown {
+  let value: unknown = 1
+  for (let i = 0; i < depth; i++) value = { a: value }
+  return value
+}
+
+function history(args: unknown, result: unknown = '{"ok":true}', raw?: string): ChatMessage[] {
   return [
     { role: 'user', content: 'refund order 7' },
     {
@@ -31,7 +44,13 @@ function history(args: unknown, result: unknown = '{"ok":true}'): ChatMessage[] 
       content: [
         { type: 'text', text: 'Looking it up.' },
         { type: 'tool_call', id: 'call_ok', name: 'lookup', arguments: { id: 7 } },
-        { type: 'tool_call', id: 'call_bad', name: 'refund', arguments: args as never },
+        {
+          type: 'tool_call',
+          id: 'call_bad',
+          name: 'refund',
+          arguments: args as never,
+          ...(raw === undefined ? {} : { rawArguments: raw }),
+        },
       ],
     },
     {
@@ -46,9 +65,13 @@ function history(args: unknown, result: unknown = '{"ok":true}'): ChatMessage[] 
 
 const DIALECTS = ['openai', 'anthropic', 'gemini', 'deepseek', 'ernie', 'qwen', 'doubao'] as const
 
-function refusal(name: (typeof DIALECTS)[number], messages: ChatMessage[]): unknown {
+/** What the adapter's `prepare` (the build `callModel` makes before anything is sent) throws. */
+function refusal(name: (typeof DIALECTS)[number], request: Partial<ChatRequest>): unknown {
+  const adapter = fakes.adapter(
+    createAdapter(dialects[name], { baseURL: 'http://127.0.0.1:9', apiKey: 'sk', model: 'm' }),
+  )
   try {
-    JSON.stringify(dialects[name].buildRequest({ messages, maxTokens: 16 }, 'm').body)
+    adapter.prepare?.({ messages: [], maxTokens: 16, ...request }, false)
   } catch (error) {
     return error
   }
@@ -60,7 +83,7 @@ describe('tool values JSON cannot hold', () => {
     '%s: arguments with a BigInt or a cycle are refused naming the call',
     (name) => {
       for (const args of [{ orderId: 2n ** 64n }, cyclic()]) {
-        const error = refusal(name, history(args))
+        const error = refusal(name, { messages: history(args) })
         expect(isInvalidChatRequest(error), String(error)).toBe(true)
         expect(error).toMatchObject({
           code: 'INVALID_CHAT_REQUEST',
@@ -75,7 +98,7 @@ describe('tool values JSON cannot hold', () => {
     '%s: a tool result that is no text and holds a BigInt or a cycle is refused',
     (name) => {
       for (const result of [{ refunded: 10n }, cyclic()]) {
-        const error = refusal(name, history({ id: 7 }, result))
+        const error = refusal(name, { messages: history({ id: 7 }, result) })
         expect(isInvalidChatRequest(error), String(error)).toBe(true)
         expect(error).toMatchObject({ field: 'messages[2].content[1].content' })
         expect((error as Error).message).toContain('tool call "call_bad"')
@@ -84,11 +107,62 @@ describe('tool values JSON cannot hold', () => {
   )
 
   it("OpenAI's wire sends a call's rawArguments as they are: a BigInt in the parsed value is not refused there", () => {
-    const messages = history({ orderId: 1n })
-    const blocks = messages[1]?.content as { type: string; rawArguments?: string }[]
-    Object.assign(blocks[2] ?? {}, { rawArguments: '{"orderId":1}' })
-    expect(refusal('openai', messages)).toBeUndefined()
-    expect(isInvalidChatRequest(refusal('anthropic', messages))).toBe(true)
+    const messages = history({ orderId: 1n }, undefined, '{"orderId":1}')
+    expect(refusal('openai', { messages })).toBeUndefined()
+    expect(isInvalidChatRequest(refusal('anthropic', { messages }))).toBe(true)
+  })
+
+  it("a BigInt in a tool's parameters, or in an extra field, is refused naming it", () => {
+    const tools = [
+      {
+        name: 'refund',
+        parameters: { type: 'object', properties: { id: { type: 'integer', maximum: 2n ** 63n } } },
+      },
+    ]
+    for (const name of ['anthropic', 'gemini', 'openai'] as const) {
+      const error = refusal(name, { messages: [{ role: 'user', content: 'hi' }], tools })
+      expect(error, name).toMatchObject({
+        code: 'INVALID_CHAT_REQUEST',
+        field: 'tools[0].parameters',
+      })
+      expect((error as Error).message).toContain('tool "refund"')
+    }
+    const error = refusal('openai', {
+      messages: [{ role: 'user', content: 'hi' }],
+      extra: { seed: 7n },
+    })
+    expect(error).toMatchObject({ code: 'INVALID_CHAT_REQUEST', field: 'seed' })
+  })
+
+  it('arguments nested just past what JSON.stringify writes are refused, never a raw RangeError', () => {
+    // The depth at which JSON.stringify first overflows here; the build
+    // writes at a deeper stack, so it overflows a few levels sooner.
+    let lo = 100
+    let hi = 100_000
+    while (hi - lo > 1) {
+      const mid = (lo + hi) >> 1
+      try {
+        JSON.stringify(nested(mid))
+        lo = mid
+      } catch {
+        hi = mid
+      }
+    }
+    for (const name of ['anthropic', 'gemini', 'openai'] as const) {
+      const outcomes = new Set<string>()
+      for (let depth = hi - 12; depth <= hi + 4; depth++) {
+        const error = refusal(name, { messages: history(nested(depth)) })
+        if (error === undefined) {
+          outcomes.add('built')
+          continue
+        }
+        expect(isInvalidChatRequest(error), `${name} at ${depth}: ${String(error)}`).toBe(true)
+        expect(error).toMatchObject({ field: 'messages[1].tool_calls[1].function.arguments' })
+        expect((error as Error).message).toContain(`nested ${depth} levels deep`)
+        outcomes.add('refused')
+      }
+      expect(outcomes, name).toContain('refused')
+    }
   })
 
   it('callModel: the typed error, and not a byte sent', async () => {
@@ -101,5 +175,55 @@ describe('tool values JSON cannot hold', () => {
     expect(isInvalidChatRequest(error), String(error)).toBe(true)
     expect(error).toMatchObject({ field: 'messages[1].tool_calls[1].function.arguments' })
     expect(fake.requests).toHaveLength(0)
+  })
+
+  it('under a cost budget or a TPM limit: rawArguments go out, and a value without them gets the typed error', async () => {
+    const fake = await fakes.start({ dialect: 'openai', reply: reply.text('done') })
+    const model = fakes.adapterFor('openai', fake.baseURL, 'm')
+    const prices = { m: { inputPerMTok: 1, outputPerMTok: 1 } }
+    const quiet = { warn: () => {} }
+    const limits = () => [
+      { admission: false as const, budget: new CostBudget({ limitUsd: 100, prices }) },
+      {
+        admission: new Admission({
+          limits: new ProviderLimits({ limits: { openai: { tpm: 100_000 } }, logger: quiet }),
+          logger: quiet,
+        }),
+      },
+    ]
+    for (const args of [{ orderId: 1n }, cyclic()]) {
+      for (const limit of limits()) {
+        const messages = history(args, undefined, '{"orderId":1}')
+        const answer = await callModel({
+          models: [model],
+          request: { messages, maxTokens: 16 },
+          limits: limit,
+        })
+        expect(answer.content).toMatchObject([{ type: 'text', text: 'done' }])
+      }
+    }
+    expect(fake.requests).toHaveLength(4)
+    for (const limit of limits()) {
+      const error = await callModel({
+        models: [model],
+        request: { messages: history({ orderId: 1n }), maxTokens: 16 },
+        limits: limit,
+      }).catch((e: unknown) => e)
+      expect(error).toMatchObject({
+        code: 'INVALID_CHAT_REQUEST',
+        field: 'messages[1].tool_calls[1].function.arguments',
+      })
+    }
+    expect(fake.requests).toHaveLength(4)
+  })
+
+  it('estimatePromptTokens never throws: it counts the rawArguments that go out, and nothing for a value JSON cannot hold', () => {
+    const raw = history({ orderId: 1n }, undefined, '{"orderId":1}')
+    const text = history({ orderId: 1 }, undefined, '{"orderId":1}')
+    expect(estimatePromptTokens({ messages: raw })).toBe(estimatePromptTokens({ messages: text }))
+    const tools = [{ name: 't', parameters: { max: 1n } as never }]
+    expect(() =>
+      estimatePromptTokens({ messages: history(cyclic()), tools, extra: { seed: 7n } }),
+    ).not.toThrow()
   })
 })

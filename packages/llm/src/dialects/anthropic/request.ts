@@ -8,7 +8,6 @@ import { refuseEmptyLastTurn } from '../refuseEmptyLastTurn.js'
 import { refuseLoneSurrogates } from '../refuseLoneSurrogates.js'
 import { refuseStreamOptions } from '../refuseStreamOptions.js'
 import { refuseStrictTools } from '../refuseStrictTools.js'
-import { refuseUnwritableToolValues } from '../refuseUnwritableToolValues.js'
 import { requestToolSettings } from '../requestToolSettings.js'
 import { argumentsObject } from '../toolArguments.js'
 import { toolChoiceName } from '../toolChoiceName.js'
@@ -39,7 +38,6 @@ type Role = 'user' | 'assistant'
  * refuses (`refuseLoneSurrogates`).
  */
 export function buildAnthropicRequest(request: ChatRequest, model: string): BuiltRequest {
-  refuseUnwritableToolValues(request, false)
   refuseLoneSurrogates(request, 'Anthropic', 'anthropic')
   const system: string[] = []
   const turns: { role: Role; content: Record<string, unknown>[] }[] = []

@@ -6,7 +6,6 @@ import { isBlank } from '../isBlank.js'
 import { refuseEmptyLastTurn } from '../refuseEmptyLastTurn.js'
 import { refuseStreamOptions } from '../refuseStreamOptions.js'
 import { refuseStrictTools } from '../refuseStrictTools.js'
-import { refuseUnwritableToolValues } from '../refuseUnwritableToolValues.js'
 import { requestToolSettings } from '../requestToolSettings.js'
 import { argumentsObject } from '../toolArguments.js'
 import { toolChoiceName } from '../toolChoiceName.js'
@@ -31,7 +30,6 @@ type Role = 'user' | 'model'
  * last (`refuseEmptyLastTurn`).
  */
 export function buildGeminiRequest(request: ChatRequest, model: string): BuiltRequest {
-  refuseUnwritableToolValues(request, false)
   // The calls made before each message, the latest per id: a tool result
   // answers the nearest call with its id before it.
   const names = new Map<string, string>()

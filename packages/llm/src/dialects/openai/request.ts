@@ -2,7 +2,6 @@ import { InvalidChatRequestError } from '../../errors/InvalidChatRequestError.js
 import type { ChatMessage, ChatRequest } from '../../types.js'
 import { blocksOf, stringifyArguments } from '../blocks.js'
 import type { BuiltRequest } from '../Dialect.js'
-import { refuseUnwritableToolValues } from '../refuseUnwritableToolValues.js'
 import { requestToolSettings } from '../requestToolSettings.js'
 
 export interface OpenAIRequestOptions {
@@ -29,7 +28,6 @@ export function buildOpenAIRequest(
   model: string,
   options: OpenAIRequestOptions = {},
 ): BuiltRequest {
-  refuseUnwritableToolValues(request, true)
   const body: Record<string, unknown> = {
     model,
     messages: request.messages.flatMap(toOpenAIMessages),

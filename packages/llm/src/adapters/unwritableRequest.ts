@@ -1,0 +1,158 @@
+import { quoted } from '@hourglass/core'
+import { blocksOf } from '../dialects/blocks.js'
+import { InvalidChatRequestError } from '../errors/InvalidChatRequestError.js'
+import type { ChatRequest } from '../types.js'
+
+/**
+ * The refusal for a request whose build (the dialect's builder, the body
+ * hook, `JSON.stringify` of the body) threw because JSON cannot hold one of
+ * its values — a BigInt (an id from a database driver), an object that
+ * refers to itself, one nested deeper than the stack allows — or undefined
+ * for any other error, which stays as it was thrown.
+ *
+ * Asked only once the build has failed: a probe stringifying the tool values
+ * before every build cost 20–30 % of it on a long history, and ran at a
+ * shallower stack than the real write, so arguments nested just past the
+ * limit passed it and still threw a raw RangeError. The culprit is named as
+ * a caller finds it — a tool call's arguments, a tool result, a tool's
+ * parameters, an `extra` field —; when none is found, the request as a
+ * whole is refused, still typed.
+ *
+ * `textOnWire`: OpenAI's wire sends a call's `rawArguments` as they are, so
+ * its parsed value, never written, is no culprit.
+ */
+export function unwritableRequest(
+  request: ChatRequest,
+  thrown: unknown,
+  textOnWire: boolean,
+): InvalidChatRequestError | undefined {
+  const deep = thrown instanceof RangeError && /call stack/i.test(thrown.message)
+  if (!deep && !(thrown instanceof TypeError && JSON_REFUSALS.test(thrown.message)))
+    return undefined
+  let found: { place: Place; why: string } | undefined
+  let deepest: { place: Place; depth: number } | undefined
+  try {
+    for (const place of placesOf(request, textOnWire)) {
+      const flaw = flawOf(place.value)
+      if (flaw.kind !== undefined && !deep) {
+        found = { place, why: WHY[flaw.kind] }
+        break
+      }
+      if (deep && flaw.depth > (deepest?.depth ?? MIN_DEEP)) deepest = { place, depth: flaw.depth }
+    }
+  } catch {
+    // A getter that throws while walked: no culprit named, the refusal stands.
+  }
+  if (deepest !== undefined) {
+    found = {
+      place: deepest.place,
+      why: `it is nested ${deepest.depth} levels deep, deeper than JSON.stringify can write`,
+    }
+  }
+  if (found === undefined) {
+    const why = deep ? 'a value is nested deeper than JSON.stringify can write' : oneLine(thrown)
+    return new InvalidChatRequestError('request', `cannot be sent as JSON: ${why}`)
+  }
+  return new InvalidChatRequestError(
+    found.place.field,
+    `${found.place.what} cannot be sent as JSON: ${found.why}`,
+  )
+}
+
+/** V8's words for a BigInt and for a cycle, the TypeErrors JSON.stringify throws. */
+const JSON_REFUSALS = /serialize a BigInt|circular structure/i
+
+/**
+ * A value nested less deeply is not taken for the one that overflowed the
+ * stack (V8 writes ~4,000 levels on Node 20): a builder's own recursion would be.
+ */
+const MIN_DEEP = 1000
+
+const WHY = {
+  bigint: 'it holds a BigInt (write it as a string, or a number when it fits)',
+  cycle: 'it refers to itself',
+} as const
+
+interface Place {
+  field: string
+  what: string
+  value: unknown
+}
+
+/** The caller's values a builder writes as they are, in request order. */
+function* placesOf(request: ChatRequest, textOnWire: boolean): Generator<Place> {
+  const messages = request.messages
+  for (let i = 0; i < messages.length; i++) {
+    const message = messages[i]
+    if (message === undefined || typeof message.content === 'string') continue
+    const blocks = blocksOf(message)
+    let toolCalls = 0
+    for (let j = 0; j < blocks.length; j++) {
+      const block = blocks[j]
+      if (block?.type === 'tool_call') {
+        const field = `messages[${i}].tool_calls[${toolCalls++}].function.arguments`
+        if (textOnWire && block.rawArguments !== undefined) continue
+        yield {
+          field,
+          what: `the arguments of tool call ${quoted(String(block.id), 60)} (${quoted(String(block.name), 60)})`,
+          value: block.arguments,
+        }
+      } else if (block?.type === 'tool_result') {
+        yield {
+          field: `messages[${i}].content[${j}].content`,
+          what: `the result of tool call ${quoted(String(block.toolCallId), 60)}`,
+          value: block.content,
+        }
+      }
+    }
+  }
+  const tools = request.tools ?? []
+  for (let t = 0; t < tools.length; t++) {
+    yield {
+      field: `tools[${t}].parameters`,
+      what: `the parameters of tool ${quoted(String(tools[t]?.name), 60)}`,
+      value: tools[t]?.parameters,
+    }
+  }
+  for (const key of Object.keys(request.extra ?? {})) {
+    yield { field: key, what: 'the field', value: request.extra?.[key] }
+  }
+}
+
+/**
+ * What keeps `value` from JSON — a BigInt or a cycle, the first met in
+ * JSON.stringify's order — and how deep it nests. Walked with a stack of
+ * its own, not recursion: the value may nest deeper than the stack allows.
+ * An object with a `toJSON` (a Date) is written as it says: not entered.
+ */
+function flawOf(value: unknown): { kind: keyof typeof WHY | undefined; depth: number } {
+  const open = new Set<object>()
+  const stack: ({ value: unknown; depth: number } | { leave: object })[] = [{ value, depth: 0 }]
+  let depth = 0
+  while (stack.length > 0) {
+    const step = stack.pop() as (typeof stack)[number]
+    if ('leave' in step) {
+      open.delete(step.leave)
+      continue
+    }
+    const next = step.value
+    if (typeof next === 'bigint') return { kind: 'bigint', depth }
+    if (typeof next !== 'object' || next === null) continue
+    if (typeof (next as { toJSON?: unknown }).toJSON === 'function') continue
+    if (open.has(next)) return { kind: 'cycle', depth }
+    open.add(next)
+    depth = Math.max(depth, step.depth + 1)
+    stack.push({ leave: next })
+    const children = Array.isArray(next) ? next : Object.values(next)
+    for (let k = children.length - 1; k >= 0; k--) {
+      stack.push({ value: children[k], depth: step.depth + 1 })
+    }
+  }
+  return { kind: undefined, depth }
+}
+
+function oneLine(thrown: unknown): string {
+  const message = thrown instanceof Error ? thrown.message : String(thrown)
+  // V8's text for a cycle names where it closes, over several lines.
+  return message.split('\n').join(' ').replace(/\s+/g, ' ').trim()
+}
