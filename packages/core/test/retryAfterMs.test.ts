@@ -62,8 +62,17 @@ describe('retryAfterMs', () => {
     const zone = process.env.TZ
     process.env.TZ = 'America/New_York'
     try {
-      expect(retryAfterMs('Tue Jan  1 00:00:03 2030', now)).toBe(3000)
-      expect(retryAfterMs('Tue Jan  1 00:00:03 2030, Tue Jan  1 00:00:03 2030', now)).toBe(3000)
+      const asctime = 'Tue Jan  1 00:00:03 2030'
+      const imf = 'Tue, 01 Jan 2030 00:00:03 GMT'
+      const rfc850 = 'Tuesday, 01-Jan-30 00:00:03 GMT'
+      expect(retryAfterMs(asctime, now)).toBe(3000)
+      expect(retryAfterMs('Tue Jan 1 00:00:03 2030', now)).toBe(3000)
+      // Joined lists, asctime's among them (an asctime sent twice read as 0: a retry at once).
+      expect(retryAfterMs(`${asctime}, ${asctime}`, now)).toBe(3000)
+      expect(retryAfterMs(`${asctime},${asctime}`, now)).toBe(3000)
+      expect(retryAfterMs(`${asctime}, ${imf}`, now)).toBe(3000)
+      expect(retryAfterMs(`${imf}, ${asctime}`, now)).toBe(3000)
+      expect(retryAfterMs(`${rfc850}, ${rfc850}`, now)).toBe(3000)
     } finally {
       if (zone === undefined) delete process.env.TZ
       else process.env.TZ = zone

@@ -1,5 +1,6 @@
 import {
   type Clock,
+  retryAfterMs as coreRetryAfterMs,
   DEADLINE_EXPIRED_HEADER,
   Deadline,
   isDeadlineExceeded,
@@ -452,13 +453,7 @@ describe('statuses', () => {
 })
 
 describe('retryAfterMs', () => {
-  it('reads delay-seconds and HTTP-dates', () => {
-    const now = Date.parse('2030-01-01T00:00:00Z')
-    expect(retryAfterMs('3', now)).toBe(3000)
-    expect(retryAfterMs(new Date(now + 2000).toUTCString(), now)).toBe(2000)
-    expect(retryAfterMs(new Date(now - 2000).toUTCString(), now)).toBe(0)
-    // No hint is undefined (from @hourglass/core, shared with llm); a retry reads it as no wait.
-    expect(retryAfterMs('soon', now)).toBeUndefined()
-    expect(retryAfterMs(undefined, now)).toBeUndefined()
+  it("is core's, the one Retry-After reader fetch's retry and llm's hints share (its table: packages/core/test/retryAfterMs.test.ts)", () => {
+    expect(retryAfterMs).toBe(coreRetryAfterMs)
   })
 })

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net'
 import { Deadline, ManualClock } from '@hourglass/core'
 import { Agent, request } from 'undici'
 import { afterEach, describe, expect, it } from 'vitest'
-import { createFetch, deadlineInterceptor, fetchChannels, retryAfterMs } from '../src/index.js'
+import { createFetch, deadlineInterceptor, fetchChannels } from '../src/index.js'
 import { type EgressEvents, nextRetry, recordEgress } from './helpers.js'
 
 let server: Server | undefined
@@ -66,52 +66,6 @@ describe('a Retry-After field sent twice', () => {
     }
     expect(busy.requests()).toBe(1)
     expect(events.skipped).toMatchObject([{ reason: 'HTTP_503', why: 'no-budget' }])
-  })
-
-  it("an asctime Retry-After is GMT, whatever the host's time zone (RFC 9110 §5.6.7)", () => {
-    const now = Date.parse('2030-01-01T00:00:00Z')
-    const zone = process.env.TZ
-    // Node reads TZ again when it is set: Date.parse read asctime in it.
-    process.env.TZ = 'America/New_York'
-    try {
-      expect(retryAfterMs('Tue Jan  1 00:00:03 2030', now)).toBe(3000)
-      expect(retryAfterMs('Tue Jan 1 00:00:03 2030', now)).toBe(3000)
-      // The two other forms say GMT, and still read so.
-      expect(retryAfterMs('Tue, 01 Jan 2030 00:00:03 GMT', now)).toBe(3000)
-      expect(retryAfterMs('Tuesday, 01-Jan-30 00:00:03 GMT', now)).toBe(3000)
-    } finally {
-      if (zone === undefined) delete process.env.TZ
-      else process.env.TZ = zone
-    }
-  })
-
-  it('retryAfterMs reads the first member of a joined list, seconds or HTTP-dates', () => {
-    const now = Date.parse('2030-01-01T00:00:00Z')
-    expect(retryAfterMs('5, 5', now)).toBe(5000)
-    expect(retryAfterMs('5,6', now)).toBe(5000)
-    const date = new Date(now + 3000).toUTCString()
-    expect(retryAfterMs(`${date}, ${date}`, now)).toBe(3000)
-  })
-
-  it("a joined list of HTTP-dates, asctime's among them, reads its first member in any host zone (an asctime sent twice read as 0: retry at once)", () => {
-    const now = Date.parse('2030-01-01T00:00:00Z')
-    const asctime = 'Tue Jan  1 00:00:03 2030'
-    const imf = 'Tue, 01 Jan 2030 00:00:03 GMT'
-    const rfc850 = 'Tuesday, 01-Jan-30 00:00:03 GMT'
-    const zone = process.env.TZ
-    process.env.TZ = 'America/New_York'
-    try {
-      expect(retryAfterMs(asctime, now)).toBe(3000)
-      expect(retryAfterMs(`${asctime}, ${asctime}`, now)).toBe(3000)
-      expect(retryAfterMs(`${asctime},${asctime}`, now)).toBe(3000)
-      expect(retryAfterMs(`${asctime}, ${imf}`, now)).toBe(3000)
-      expect(retryAfterMs(`${imf}, ${asctime}`, now)).toBe(3000)
-      expect(retryAfterMs(`${imf}, ${imf}`, now)).toBe(3000)
-      expect(retryAfterMs(`${rfc850}, ${rfc850}`, now)).toBe(3000)
-    } finally {
-      if (zone === undefined) delete process.env.TZ
-      else process.env.TZ = zone
-    }
   })
 })
 
