@@ -172,9 +172,11 @@ export function createAdapter(
       made = dialect.buildRequest(Object.assign({}, request, { stream }), model)
       text = JSON.stringify(hook ? hook(made.body, request) : made.body)
     } catch (thrown) {
-      // A value JSON cannot hold (a BigInt, a cycle, nesting past the
-      // stack) threw a raw TypeError or RangeError from wherever it was
-      // written: refused here, in one place, naming it (`unwritableRequest`).
+      // A value of the caller's JSON cannot hold (a BigInt, a cycle, nesting
+      // past the stack) threw a raw TypeError or RangeError from wherever it
+      // was written: refused here, in one place, naming it
+      // (`unwritableRequest`). A custom dialect's or body hook's own such
+      // value, or its own endless recursion, is its bug: thrown as it was.
       throw unwritableRequest(request, thrown, dialect.wire === 'openai') ?? thrown
     }
     const out: Built = {

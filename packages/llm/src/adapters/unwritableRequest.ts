@@ -1,22 +1,28 @@
 import { quoted } from '@hourglass/core'
 import { blocksOf } from '../dialects/blocks.js'
 import { InvalidChatRequestError } from '../errors/InvalidChatRequestError.js'
-import type { ChatRequest } from '../types.js'
+import type { ChatRequest, ContentBlock } from '../types.js'
 
 /**
  * The refusal for a request whose build (the dialect's builder, the body
  * hook, `JSON.stringify` of the body) threw because JSON cannot hold one of
- * its values — a BigInt (an id from a database driver), an object that
- * refers to itself, one nested deeper than the stack allows — or undefined
- * for any other error, which stays as it was thrown.
+ * the caller's values — a BigInt (an id from a database driver), an object
+ * that refers to itself, one nested deeper than the stack allows — with what
+ * was thrown as its `cause`; or undefined for any other error, which stays
+ * as it was thrown.
  *
  * Asked only once the build has failed: a probe stringifying the tool values
  * before every build cost 20–30 % of it on a long history, and ran at a
  * shallower stack than the real write, so arguments nested just past the
  * limit passed it and still threw a raw RangeError. The culprit is named as
  * a caller finds it — a tool call's arguments, a tool result, a tool's
- * parameters, an `extra` field —; when none is found, the request as a
- * whole is refused, still typed.
+ * parameters, an `extra` field —; when none of those is to blame but
+ * another of the caller's values is (a BigInt `temperature`), the request as
+ * a whole is refused. When none of the caller's values is, the same errors
+ * came from a custom dialect's or body hook's own code — a builder that
+ * recurses forever, a BigInt or a cycle of its own in the body — and were
+ * refused as the caller's (a gateway's 400 blaming its client, never
+ * retried, the stack naming no function at fault): they stay as thrown.
  *
  * `textOnWire`: OpenAI's wire sends a call's `rawArguments` as they are, so
  * its parsed value, never written, is no culprit.
@@ -29,34 +35,46 @@ export function unwritableRequest(
   const deep = thrown instanceof RangeError && /call stack/i.test(thrown.message)
   if (!deep && !(thrown instanceof TypeError && JSON_REFUSALS.test(thrown.message)))
     return undefined
-  let found: { place: Place; why: string } | undefined
-  let deepest: { place: Place; depth: number } | undefined
   try {
-    for (const place of placesOf(request, textOnWire)) {
-      const flaw = flawOf(place.value)
-      if (flaw.kind !== undefined && !deep) {
-        found = { place, why: WHY[flaw.kind] }
-        break
-      }
-      if (deep && flaw.depth > (deepest?.depth ?? MIN_DEEP)) deepest = { place, depth: flaw.depth }
+    const found = culprit(request, deep, textOnWire)
+    if (found !== undefined) {
+      return new InvalidChatRequestError(
+        found.place.field,
+        `${found.place.what} cannot be sent as JSON: ${found.why}`,
+        undefined,
+        { cause: thrown },
+      )
     }
-  } catch {
-    // A getter that throws while walked: no culprit named, the refusal stands.
-  }
-  if (deepest !== undefined) {
-    found = {
-      place: deepest.place,
-      why: `it is nested ${deepest.depth} levels deep, deeper than JSON.stringify can write`,
-    }
-  }
-  if (found === undefined) {
+    const rest = flawOf(restOf(request))
+    if (deep ? rest.depth <= MIN_DEEP : rest.kind === undefined) return undefined
     const why = deep ? 'a value is nested deeper than JSON.stringify can write' : oneLine(thrown)
-    return new InvalidChatRequestError('request', `cannot be sent as JSON: ${why}`)
+    return new InvalidChatRequestError('request', `cannot be sent as JSON: ${why}`, undefined, {
+      cause: thrown,
+    })
+  } catch {
+    // A getter that throws while walked: nothing found to blame, so the
+    // error stands as thrown.
+    return undefined
   }
-  return new InvalidChatRequestError(
-    found.place.field,
-    `${found.place.what} cannot be sent as JSON: ${found.why}`,
-  )
+}
+
+/** The named value JSON cannot hold (the deepest, for a stack overflow), if any. */
+function culprit(
+  request: ChatRequest,
+  deep: boolean,
+  textOnWire: boolean,
+): { place: Place; why: string } | undefined {
+  let deepest: { place: Place; depth: number } | undefined
+  for (const place of placesOf(request, textOnWire)) {
+    const flaw = flawOf(place.value)
+    if (flaw.kind !== undefined && !deep) return { place, why: WHY[flaw.kind] }
+    if (deep && flaw.depth > (deepest?.depth ?? MIN_DEEP)) deepest = { place, depth: flaw.depth }
+  }
+  if (deepest === undefined) return undefined
+  return {
+    place: deepest.place,
+    why: `it is nested ${deepest.depth} levels deep, deeper than JSON.stringify can write`,
+  }
 }
 
 /** V8's words for a BigInt and for a cycle, the TypeErrors JSON.stringify throws. */
@@ -117,6 +135,29 @@ function* placesOf(request: ChatRequest, textOnWire: boolean): Generator<Place> 
   for (const key of Object.keys(request.extra ?? {})) {
     yield { field: key, what: 'the field', value: request.extra?.[key] }
   }
+}
+
+/**
+ * The caller's request without the values `placesOf` names (looked at
+ * already, or a call's parsed arguments that OpenAI's wire does not send):
+ * the rest of what a builder may write, where a value of no declared type
+ * (a BigInt `temperature`) is still the caller's to fix. Built only once
+ * writing the request failed.
+ */
+function restOf(request: ChatRequest): unknown {
+  const messages = request.messages.map((message) =>
+    Array.isArray(message?.content)
+      ? { ...message, content: message.content.map(withoutValue) }
+      : message,
+  )
+  const tools = request.tools?.map((tool) => ({ ...tool, parameters: undefined }))
+  return { ...request, messages, tools, extra: undefined }
+}
+
+function withoutValue(block: ContentBlock): unknown {
+  if (block?.type === 'tool_call') return { ...block, arguments: undefined }
+  if (block?.type === 'tool_result') return { ...block, content: undefined }
+  return block
 }
 
 /**

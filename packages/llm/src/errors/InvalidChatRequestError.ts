@@ -21,8 +21,17 @@ export class InvalidChatRequestError extends HourglassError {
   /** Why, when it is not the field itself: a lone surrogate in its text. */
   declare readonly reason?: typeof LONE_SURROGATE_REFUSED
 
-  constructor(field: string, problem: string, reason?: typeof LONE_SURROGATE_REFUSED) {
-    super(INVALID_CHAT_REQUEST, `${field}: ${problem}`)
+  /**
+   * `options.cause`: what was thrown when the refusal was found by a failure
+   * (a value JSON.stringify could not write), kept for its own stack.
+   */
+  constructor(
+    field: string,
+    problem: string,
+    reason?: typeof LONE_SURROGATE_REFUSED,
+    options?: ErrorOptions,
+  ) {
+    super(INVALID_CHAT_REQUEST, `${field}: ${problem}`, options)
     this.field = field
     // Set only when there is one: every other refusal keeps its shape.
     if (reason !== undefined) this.reason = reason

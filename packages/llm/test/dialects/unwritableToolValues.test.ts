@@ -1,11 +1,12 @@
 import { reply } from '@hourglass/testkit'
 import { describe, expect, it } from 'vitest'
-import { createAdapter } from '../../src/adapters/createAdapter.js'
+import { type BodyHook, createAdapter } from '../../src/adapters/createAdapter.js'
 import { Admission } from '../../src/admission/Admission.js'
 import { ProviderLimits } from '../../src/admission/ProviderLimits.js'
 import { CostBudget } from '../../src/budget/CostBudget.js'
 import { estimatePromptTokens } from '../../src/budget/estimatePromptTokens.js'
 import { callModel } from '../../src/call/callModel.js'
+import type { Dialect } from '../../src/dialects/Dialect.js'
 import { dialects } from '../../src/dialects/dialects.js'
 import { isInvalidChatRequest } from '../../src/errors/InvalidChatRequestError.js'
 import type { ChatMessage, ChatRequest } from '../../src/types.js'
@@ -66,9 +67,14 @@ function history(args: unknown, result: unknown = '{"ok":true}', raw?: string): 
 const DIALECTS = ['openai', 'anthropic', 'gemini', 'deepseek', 'ernie', 'qwen', 'doubao'] as const
 
 /** What the adapter's `prepare` (the build `callModel` makes before anything is sent) throws. */
-function refusal(name: (typeof DIALECTS)[number], request: Partial<ChatRequest>): unknown {
+function refusal(
+  name: (typeof DIALECTS)[number] | Dialect,
+  request: Partial<ChatRequest>,
+  hook?: BodyHook,
+): unknown {
+  const dialect = typeof name === 'string' ? dialects[name] : name
   const adapter = fakes.adapter(
-    createAdapter(dialects[name], { baseURL: 'http://127.0.0.1:9', apiKey: 'sk', model: 'm' }),
+    createAdapter(dialect, { baseURL: 'http://127.0.0.1:9', apiKey: 'sk', model: 'm' }, hook),
   )
   try {
     adapter.prepare?.({ messages: [], maxTokens: 16, ...request }, false)
@@ -165,6 +171,22 @@ describe('tool values JSON cannot hold', () => {
     }
   })
 
+  it('a refusal keeps what writing the request threw as its cause', () => {
+    const error = refusal('anthropic', { messages: history({ orderId: 2n ** 64n }) })
+    expect(isInvalidChatRequest(error), String(error)).toBe(true)
+    expect((error as Error).cause).toBeInstanceOf(TypeError)
+    expect(String((error as Error).cause)).toContain('BigInt')
+  })
+
+  it("a value of the caller's JSON cannot hold outside the named places refuses the request as a whole", () => {
+    const error = refusal('openai', {
+      messages: [{ role: 'user', content: 'hi' }],
+      temperature: 1n as never,
+    })
+    expect(error).toMatchObject({ code: 'INVALID_CHAT_REQUEST', field: 'request' })
+    expect((error as Error).message).toContain('BigInt')
+    expect((error as Error).cause).toBeInstanceOf(TypeError)
+  })
   it('callModel: the typed error, and not a byte sent', async () => {
     const fake = await fakes.start({ dialect: 'anthropic', reply: reply.text('done') })
     const model = fakes.adapterFor('anthropic', fake.baseURL, 'claude-sonnet-4-5')
@@ -225,5 +247,68 @@ describe('tool values JSON cannot hold', () => {
     expect(() =>
       estimatePromptTokens({ messages: history(cyclic()), tools, extra: { seed: 7n } }),
     ).not.toThrow()
+  })
+})
+
+/**
+ * A custom dialect's or body hook's own bug — a builder that recurses
+ * forever, a BigInt or a cycle it adds to the body — is no fault of the
+ * caller's values: it was refused as INVALID_CHAT_REQUEST (field `request`,
+ * no cause; the gateway answered a 400 blaming its client, never retried),
+ * the stack no longer naming the function at fault. It is thrown as it was.
+ */
+describe("a dialect's or body hook's own value JSON cannot hold", () => {
+  const hi: Partial<ChatRequest> = { messages: [{ role: 'user', content: 'hi' }] }
+
+  function recurseForever(n: number): number {
+    return recurseForever(n + 1) + 1
+  }
+
+  it('a custom dialect whose builder recurses forever: its RangeError, naming it', () => {
+    const recursing: Dialect = {
+      ...dialects.openai,
+      buildRequest: (request, model) => {
+        recurseForever(0)
+        return dialects.openai.buildRequest(request, model)
+      },
+    }
+    const error = refusal(recursing, hi)
+    expect(isInvalidChatRequest(error), String(error)).toBe(false)
+    expect(error).toBeInstanceOf(RangeError)
+    expect((error as Error).stack).toContain('recurseForever')
+  })
+
+  it('a custom dialect that adds its own BigInt or cycle to the body: its TypeError', () => {
+    const own: Record<string, unknown> = { build: 1 }
+    own['self'] = own
+    for (const added of [{ build: 1n }, own]) {
+      const adding: Dialect = {
+        ...dialects.anthropic,
+        buildRequest: (request, model) => {
+          const made = dialects.anthropic.buildRequest(request, model)
+          return { ...made, body: { ...made.body, metadata: added } }
+        },
+      }
+      const error = refusal(adding, hi)
+      expect(isInvalidChatRequest(error), String(error)).toBe(false)
+      expect(error).toBeInstanceOf(TypeError)
+      expect((error as Error).message).toMatch(/BigInt|circular/)
+    }
+  })
+
+  it("a body hook that recurses forever or adds a BigInt: its own error, even beside a call's unsent parsed BigInt", () => {
+    const recursing = refusal('anthropic', hi, (body) => {
+      recurseForever(0)
+      return body
+    })
+    expect(isInvalidChatRequest(recursing), String(recursing)).toBe(false)
+    expect((recursing as Error).stack).toContain('recurseForever')
+    // OpenAI's wire sends this call's rawArguments, not its parsed BigInt:
+    // the caller's values can all be written.
+    const messages = history({ orderId: 1n }, undefined, '{"orderId":1}')
+    const adding = refusal('openai', { messages }, (body) => ({ ...body, user: 7n }))
+    expect(isInvalidChatRequest(adding), String(adding)).toBe(false)
+    expect(adding).toBeInstanceOf(TypeError)
+    expect((adding as Error).message).toContain('BigInt')
   })
 })
