@@ -226,7 +226,10 @@ export interface LlmCooldownMessage {
    * True on a `start` or an `extend` this process learned from the shared
    * cooldown store: another instance's attempt met the limit and started or
    * lengthened it (counted there). A fleet that counts cooldowns counts only
-   * the starts without it.
+   * the starts without it. Rarely, this process's own write read back: one
+   * the store took, or answered the read of, over 50 ms late — told apart
+   * by time alone, a write is taken for another instance's rather than risk
+   * missing one.
    */
   learned?: true | undefined
 }

@@ -7,6 +7,7 @@ import { answeredWithin } from './answeredWithin.js'
 import type { CooldownStore } from './CooldownStore.js'
 import { type CooldownInput, defaultCooldownMs } from './defaultCooldownMs.js'
 import type { LatencyTracker } from './LatencyTracker.js'
+import { OwnStoreWrites } from './OwnStoreWrites.js'
 import { publishCooldown } from './publish.js'
 import {
   type AdmissionOutcome,
@@ -98,6 +99,8 @@ export class CooldownBook {
   #storeFailures = 0
   /** The store's connection was seen other than `ready` during this back-off. */
   #storeSeenDown = false
+  /** This process's own writes to the store, told from another instance's when read back. */
+  readonly #own = new OwnStoreWrites(STORE_END_SLACK_MS)
 
   constructor(options: CooldownBookOptions) {
     this.#o = options
@@ -269,12 +272,16 @@ export class CooldownBook {
       const news = known === 0 || askedAt + ms > known + STORE_END_SLACK_MS
       // Not cooling here, and the store holds only this process's own write:
       // a finite retirement (held by `retiredUntilMs`, announced when it
-      // began), or a cooldown an answer has closed since. Nothing to learn:
-      // taken as news, it was announced again as another instance's start
-      // (`learned`, which a fleet's count leaves out), and a key whose
-      // retirement had run out (or been forgotten) was held as cooling.
-      if (fresh && !news) continue
-      if (news) slot.limitedBy = undefined
+      // began; or forgotten, its key tried once more), or a cooldown an
+      // answer has closed since. Nothing to learn: taken as news, it was
+      // announced again as another instance's start (`learned`, which a
+      // fleet's count leaves out), and a key whose retirement had run out
+      // (or been forgotten) was held as cooling. Only where it is certainly
+      // its own (`OwnStoreWrites`: the write's least end, not `known`, its
+      // most): an extra start costs a probe, another instance's 429 taken
+      // for its own sent a request into the same limit.
+      if (fresh && this.#own.isOwn(`${slot.scope}\u0000${slot.storeId}`, now + ms)) continue
+      if (fresh || news) slot.limitedBy = undefined
       // Sub-millisecond differences are the store's rounding, not news.
       if (until > slot.untilMs + 1) slot.untilMs = until
       slot.halfOpen = true
@@ -471,16 +478,16 @@ export class CooldownBook {
       else this.#storeRetryAtMs = now + this.#backoffMs
     }
     const failures = this.#storeFailures
+    const sentAt = this.#o.clock.now()
     const written = (async () => {
       try {
         await this.#bounded(this.#o.store.extend(slot.scope, slot.storeId, waitMs, reason))
+        const now = this.#o.clock.now()
+        this.#own.wrote(`${slot.scope}\u0000${slot.storeId}`, sentAt, waitMs, now)
         // The store started the wait before its answer came (however late a
         // busy loop or an offline queue made that), in whole ms rounded up:
         // its end is at most this.
-        slot.ownStoreUntilMs = Math.max(
-          slot.ownStoreUntilMs,
-          this.#o.clock.now() + Math.max(1, Math.ceil(waitMs)),
-        )
+        slot.ownStoreUntilMs = Math.max(slot.ownStoreUntilMs, now + Math.max(1, Math.ceil(waitMs)))
         this.#storeAnswered(failures)
       } catch (error) {
         this.#storeDown(error)

@@ -15,6 +15,8 @@ import {
   MAX_STORED_COOLDOWNS,
   MemoryCooldownStore,
 } from '../../src/admission/MemoryCooldownStore.js'
+import { MAX_OWN_STORE_WRITES, OwnStoreWrites } from '../../src/admission/OwnStoreWrites.js'
+import { type LlmCooldownMessage, llmChannels } from '../../src/channels.js'
 import { isKeysRetired } from '../../src/errors/KeysRetiredError.js'
 import { isRateLimited } from '../../src/errors/RateLimitedError.js'
 
@@ -179,6 +181,59 @@ describe('admission forgets idle keys and models, never a cooldown', () => {
     for (const i of [1, MAX_RETIRED_SLOTS >> 1, MAX_RETIRED_SLOTS - 1]) {
       expect(isKeysRetired(await ask(`sk-bad-${i}`))).toBe(true)
     }
+  })
+
+  it(`a finite retirement forgotten past ${MAX_RETIRED_SLOTS} and its idle slot swept: still tried once more, its own write in the store no other instance's cooldown`, async () => {
+    const clock = new ManualClock(1_000)
+    // Finite: written to the store (the default, in memory), which still holds it.
+    const admission = new Admission({ clock, logger: quiet, retireMs: 600_000 })
+    const learned: unknown[] = []
+    const on = (m: LlmCooldownMessage) => {
+      if (m.learned) learned.push(m)
+    }
+    llmChannels.cooldown.subscribe(on)
+    try {
+      await admission.report('openai', 'sk-bad-first', rejected)
+      for (let i = 0; i < MAX_RETIRED_SLOTS; i++) {
+        await admission.report('openai', `sk-bad-${i}`, rejected)
+      }
+      // Forgotten, its slot idle: new keys fill the book and the sweep drops it.
+      for (let i = 0; i < MAX_IDLE_SLOTS - MAX_RETIRED_SLOTS; i++) {
+        admission.forecast({ provider: 'openai', keys: [`sk-user-${i}`] })
+      }
+      await undefined
+      clock.advance(10)
+      using deadline = Deadline.after(10_000, { clock })
+      const permit = await admission.acquire({
+        provider: 'openai',
+        keys: ['sk-bad-first', 'sk-good'],
+        deadline,
+        maxWaitMs: 0,
+      })
+      expect(permit.key, 'held as another instance’s cooldown').toBe('sk-bad-first')
+      expect(permit.probe).toBe(false)
+      permit.release()
+    } finally {
+      llmChannels.cooldown.unsubscribe(on)
+    }
+    expect(learned).toEqual([])
+  })
+
+  it(`this process's own store writes: at most ${MAX_OWN_STORE_WRITES} remembered, the ended go first, the latest kept`, () => {
+    const own = new OwnStoreWrites(50)
+    // One long write, then more short ones than the cap, all ended by the last.
+    own.wrote('openai\u0000k-long', 1_000, 600_000, 1_000)
+    let held = 0
+    for (let i = 0; i < 2 * MAX_OWN_STORE_WRITES; i++) {
+      own.wrote(`openai\u0000k${i}`, 1_000 + i, 1_000, 1_000 + i)
+      held = Math.max(held, own.size)
+    }
+    expect(held).toBeLessThanOrEqual(MAX_OWN_STORE_WRITES)
+    expect(own.isOwn('openai\u0000k-long', 601_000)).toBe(true)
+    const last = 2 * MAX_OWN_STORE_WRITES - 1
+    expect(own.isOwn(`openai\u0000k${last}`, 2_000 + last)).toBe(true)
+    // Later than its least end by more than the slack: another instance's.
+    expect(own.isOwn(`openai\u0000k${last}`, 2_051 + last)).toBe(false)
   })
 
   it(`the default store: ${2 * MAX_STORED_COOLDOWNS} distinct cooldowns run out unread, the entries stay under their cap, the live ones are kept`, async () => {

@@ -1,6 +1,7 @@
 import { Deadline, ManualClock } from '@hourglass/core'
 import { describe, expect, it } from 'vitest'
 import { Admission } from '../../src/admission/Admission.js'
+import type { CooldownStore } from '../../src/admission/CooldownStore.js'
 import { MemoryCooldownStore } from '../../src/admission/MemoryCooldownStore.js'
 import type { AdmissionOutcome } from '../../src/admission/slot.js'
 import { type LlmCooldownMessage, llmChannels } from '../../src/channels.js'
@@ -18,9 +19,7 @@ const limited = (by: 'tokens' | 'requests', ms: number): AdmissionOutcome => ({
   error: { kind: 'rate_limited', status: 429, retryAfterMs: ms, limitedBy: by },
 })
 
-function gate(
-  options: { store?: MemoryCooldownStore; clock?: ManualClock; retireMs?: number } = {},
-) {
+function gate(options: { store?: CooldownStore; clock?: ManualClock; retireMs?: number } = {}) {
   const clock = options.clock ?? new ManualClock(1_000)
   const admission = new Admission({
     clock,
@@ -274,5 +273,43 @@ describe('a cooldown learned from the store is announced once, as what it is', (
     expect(here.admission.forecast({ provider: 'acme', model: 'm', keys: [KEY_A] }).waitMs).toBe(
       45_000,
     )
+  })
+
+  it('its own write answered late, then another instance’s 429 on the key: learned, the key not granted', async () => {
+    const clock = new ManualClock(1_000)
+    const shared = new MemoryCooldownStore({ clock })
+    // This process's store answers its write 900 ms after taking it (a busy
+    // Redis, a stalled loop), within the default storeTimeoutMs (1000).
+    const slow: CooldownStore = {
+      remaining: (scope, ids) => shared.remaining(scope, ids),
+      extend: async (scope, id, ms) => {
+        const written = await shared.extend(scope, id, ms)
+        clock.advance(900)
+        return written
+      },
+    }
+    const here = gate({ store: slow, clock })
+    const there = gate({ store: shared, clock })
+    const target = { provider: 'acme', keys: [KEY_A, KEY_B] }
+    const seen = await messages(async () => {
+      // The store's end: 2000; its answer came at 1900.
+      await here.admission.report('acme', KEY_A, limited('tokens', 1_000))
+      clock.advance(100)
+      const probe = await here.admission.acquire({ ...target, keys: [KEY_A] })
+      await probe.report?.({ ok: true })
+      probe.release()
+      clock.advance(100)
+      // Another instance's real 429 on the key: the store's end 2700.
+      await there.admission.report('acme', KEY_A, limited('tokens', 600))
+      const permit = await here.admission.acquire(target)
+      expect(permit.key, 'the key another instance met a 429 on was granted').toBe(KEY_B)
+      permit.release()
+    })
+    expect(seen.at(-1)).toEqual({
+      state: 'start',
+      durationMs: 600,
+      reason: 'shared: learned from the store',
+      learned: true,
+    })
   })
 })

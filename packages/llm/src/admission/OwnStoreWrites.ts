@@ -1,0 +1,71 @@
+/**
+ * Writes remembered at most; past it the ended ones go, then the oldest
+ * written (its end read back is taken as another instance's: one learned
+ * start and one probe more, never a cooldown missed).
+ */
+export const MAX_OWN_STORE_WRITES = 4096
+
+/**
+ * The least end each of this process's own writes to the cooldown store can
+ * have there, by store entry (`scope` NUL `storeId`): the time the write was
+ * sent plus its wait, since the store starts the wait once it takes the
+ * write. What `CooldownBook.refresh` tells its own write read back by.
+ *
+ * Not the most (the answer's time plus the wait): a write answered late (a
+ * busy Redis, a stalled loop) made that most far past the store's real end,
+ * and another instance's 429 on the key ending in between was taken for this
+ * process's own write and skipped — the key granted into the same limit.
+ * Kept apart from the slots: a retirement forgotten past `MAX_RETIRED_SLOTS`
+ * leaves its slot idle, a sweep drops it, and its write, which the store
+ * still holds, was read back as another instance's cooldown (its key held
+ * for the rest of `retireMs`, not tried once more).
+ */
+export class OwnStoreWrites {
+  readonly #leastEnd = new Map<string, number>()
+  readonly #slackMs: number
+
+  /** `slackMs`: how much later than its least end the store's end may be read and still be it. */
+  constructor(slackMs: number) {
+    this.#slackMs = slackMs
+  }
+
+  /** A write of `name` sent at `sentAt` for `waitMs` was answered (`now`). */
+  wrote(name: string, sentAt: number, waitMs: number, now: number): void {
+    const end = sentAt + Math.max(0, waitMs)
+    const held = this.#leastEnd.get(name)
+    if (held !== undefined && held >= end) return
+    // Last in the map's order: the oldest written goes first.
+    this.#leastEnd.delete(name)
+    this.#leastEnd.set(name, end)
+    if (this.#leastEnd.size > MAX_OWN_STORE_WRITES) this.#prune(now)
+  }
+
+  /**
+   * The store's end for `name`, read back as `endMs` (its most: the time the
+   * answer came plus what was left), is certainly this process's own write:
+   * no later than that write's least end, give or take the slack.
+   */
+  isOwn(name: string, endMs: number): boolean {
+    const end = this.#leastEnd.get(name)
+    return end !== undefined && endMs <= end + this.#slackMs
+  }
+
+  /** Entries held (for tests and diagnostics). */
+  get size(): number {
+    return this.#leastEnd.size
+  }
+
+  /**
+   * Drops every write that can no longer be read back, then the oldest down
+   * to half the cap: a prune costs O(1) per write made, however many live.
+   */
+  #prune(now: number): void {
+    for (const [name, end] of this.#leastEnd) {
+      if (end + this.#slackMs <= now) this.#leastEnd.delete(name)
+    }
+    for (const name of this.#leastEnd.keys()) {
+      if (this.#leastEnd.size <= MAX_OWN_STORE_WRITES / 2) break
+      this.#leastEnd.delete(name)
+    }
+  }
+}
