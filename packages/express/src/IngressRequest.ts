@@ -38,6 +38,7 @@ import type { ResolvedOptions } from './options.js'
 import { shieldSocket } from './shieldSocket.js'
 import { stopPipedSources, swallowLateWrites } from './swallowLateWrites.js'
 import { RESPOND_END_GRACE_MS, watchEnd } from './watchEnd.js'
+import { type MiddlewareEnd, watchMiddlewareEnd } from './watchMiddlewareEnd.js'
 import { discardUnsentHead, headUnsent, queued, writeExpired } from './writeExpired.js'
 import { writeInvalid } from './writeInvalid.js'
 
@@ -122,6 +123,8 @@ export class IngressRequest {
   #stillDue: TimerLink | undefined
   /** What the socket had been given when the request arrived, if it had one (see `wholeBodyGiven`). */
   #givenBefore: number | undefined
+  /** The handler's calls to an `end` a middleware ahead of us replaced (see `watchMiddlewareEnd`). */
+  #middlewareEnd: MiddlewareEnd | undefined
 
   constructor(
     req: IncomingMessage,
@@ -176,7 +179,7 @@ export class IngressRequest {
     if (ingress === undefined || ingress.#stillDue !== undefined || ingress.#answered) return
     if (ingress.#finished || ingress.#outcome !== 'ok') return
     const res = ingress.res
-    if (res.writableEnded || (res.headersSent && !headUnsent(res))) return
+    if (ingress.#ended() || (res.headersSent && !headUnsent(res))) return
     ingress.#armStillDue()
   }
 
@@ -252,6 +255,16 @@ export class IngressRequest {
     }
   }
 
+  /**
+   * The handler has ended its response: Node's `end` was called, or the
+   * `end` of a middleware ahead of us that completes it later (compression
+   * flushing zlib to a slow reader: see `watchMiddlewareEnd`). Either way
+   * the answer is whole and on its way: not the deadline's to end or cut.
+   */
+  #ended(): boolean {
+    return this.res.writableEnded || this.#middlewareEnd?.called === true
+  }
+
   /** True once the deadline answered (504 written, or a started response ended). */
   get answered(): boolean {
     return this.#answered
@@ -304,6 +317,7 @@ export class IngressRequest {
     // ahead of us (instrumentation-http ends the request's span on this
     // 'close'), so tracing sees the departure on a span that is still open.
     prependListener.call(this.res, 'close', this.#onClose)
+    this.#middlewareEnd = watchMiddlewareEnd(this.res)
     // Pipelined behind an answer still being written: Node tells only that
     // answer when the connection dies (see closeIfOrphaned).
     const socket = this.res.socket
@@ -431,7 +445,7 @@ export class IngressRequest {
     // destroyed response: it wrote a 504 to nobody and published `expire`
     // (action '504') and called onExpire after the request had ended
     // `client-closed`, counting it twice.
-    if (this.#answered || this.#finished || this.res.writableEnded) return
+    if (this.#answered || this.#finished || this.#ended()) return
     // The client already left, and its response's 'close' is on its way:
     // its FIN reached Node, which ended the socket (the response's 'close'
     // comes about a loop turn later), or its reset destroyed it. Answered
