@@ -56,6 +56,17 @@ const TARGETED_CACHE_SUFFIX = '-cache-control'
  * client waits for bytes that never come). The plain 504 sets both itself.
  */
 export function dropBodyHeaders(res: ServerResponse, typeAndLength: boolean): void {
+  // Node remembers a removed `Content-Length` or `Transfer-Encoding` as the
+  // app's wish for neither (`_removedContLen`, `_removedTE`, set even when
+  // none was there), and frames a body written without them by closing the
+  // connection. Removed here, they left every answer that sets no length
+  // itself — `respond`'s `res.end(body)`, or any 504 a `compression()` ahead
+  // gzips (it removes the length) — with no framing at all: read to the
+  // close, under a `Connection: keep-alive` that was not kept, a new
+  // connection for every 504. Ours is no such wish: put back as they were.
+  const out = res as ServerResponse & { _removedContLen?: unknown; _removedTE?: unknown }
+  const removedLength = out._removedContLen
+  const removedCoding = out._removedTE
   for (const name of STALE_HEADERS) res.removeHeader(name)
   // RFC 9213's targeted cache fields are named `<target>-Cache-Control` by
   // convention, one per CDN (`Cloudflare-CDN-Cache-Control`,
@@ -64,7 +75,11 @@ export function dropBodyHeaders(res: ServerResponse, typeAndLength: boolean): vo
   for (const name of res.getHeaderNames()) {
     if (name.endsWith(TARGETED_CACHE_SUFFIX)) res.removeHeader(name)
   }
-  if (!typeAndLength) return
-  res.removeHeader('content-type')
-  res.removeHeader('content-length')
+  if (typeAndLength) {
+    res.removeHeader('content-type')
+    res.removeHeader('content-length')
+  }
+  // HTTP/2's compat response keeps no such marks: nothing to put back.
+  if (typeof removedLength === 'boolean') out._removedContLen = removedLength
+  if (typeof removedCoding === 'boolean') out._removedTE = removedCoding
 }

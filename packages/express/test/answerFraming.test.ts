@@ -1,0 +1,92 @@
+import { gunzipSync } from 'node:zlib'
+import { ManualClock } from '@hourglass/core'
+import type { Express } from 'express'
+import { request } from 'undici'
+import { afterEach, describe, expect, it } from 'vitest'
+import { deadline } from '../src/index.js'
+import { gzipAhead } from './support/gzipAhead.js'
+import { client, deferred, listen, majors, type Running } from './support/servers.js'
+
+/**
+ * The answer to an expired request is framed, and its keep-alive connection
+ * kept. Clearing the handler's body headers went through Node's
+ * `removeHeader('transfer-encoding')` (and `'content-length'` before
+ * `respond`), which Node takes for the app's wish for neither, for whatever
+ * body comes next: an answer that sets no length itself — `respond`'s
+ * `res.end(body)`, or a 504 that `compression()` ahead gzips (it removes the
+ * length; `gzipAhead` does as it does) — went out with neither a length nor
+ * chunked framing, read to the close under `Connection: keep-alive`, and
+ * every 504 cost its connection.
+ */
+describe.each(majors)('the answer to an expired request is framed ($name)', (major) => {
+  let server: Running | undefined
+  afterEach(async () => {
+    await server?.close()
+    server = undefined
+  })
+
+  /** Two requests on one keep-alive connection: the first runs out of time, the second is answered. */
+  async function twoOnOneConnection(app: Express, clock: ManualClock, entered: Promise<void>) {
+    app.get('/next', (_req, res) => {
+      res.json({ next: true })
+    })
+    server = await listen(app)
+    const agent = client({ connections: 1 })
+    const answer = request(server.url, {
+      dispatcher: agent,
+      headers: { 'accept-encoding': 'gzip' },
+    })
+    await entered
+    clock.advance(990)
+    const res = await answer
+    const body = Buffer.from(await res.body.arrayBuffer())
+    const next = await request(`${server.url}/next`, { dispatcher: agent })
+    const nextBody = Buffer.from(await next.body.arrayBuffer())
+    expect(JSON.parse(decoded(next.headers['content-encoding'], nextBody))).toEqual({ next: true })
+    return { res, body, connections: server.connections.length }
+  }
+
+  it("respond's res.end(body) gets its Content-Length, the connection kept", async () => {
+    const clock = new ManualClock()
+    const entered = deferred()
+    const app = major.app()
+    app.use(
+      deadline({
+        defaultMs: 1000,
+        reserveMs: 10,
+        clock,
+        respond: (_req, res) => {
+          res.statusCode = 504
+          res.end('{"error":"timeout"}')
+        },
+      }),
+    )
+    app.get('/', () => entered.resolve())
+    const { res, body, connections } = await twoOnOneConnection(app, clock, entered.promise)
+    expect(res.statusCode).toBe(504)
+    expect(res.headers['content-length']).toBe('19')
+    expect(body.toString()).toBe('{"error":"timeout"}')
+    expect(connections).toBe(1)
+  })
+
+  it('the plain 504 gzipped by a compression() ahead goes out chunked, the connection kept', async () => {
+    const clock = new ManualClock()
+    const entered = deferred()
+    const app = major.app()
+    app.use(gzipAhead(Promise.resolve()))
+    app.use(deadline({ defaultMs: 1000, reserveMs: 10, clock }))
+    app.get('/', () => entered.resolve())
+    const { res, body, connections } = await twoOnOneConnection(app, clock, entered.promise)
+    expect(res.statusCode).toBe(504)
+    expect(res.headers['x-deadline-expired']).toBe('1')
+    expect(res.headers['transfer-encoding']).toBe('chunked')
+    expect(JSON.parse(decoded(res.headers['content-encoding'], body))).toMatchObject({
+      error: 'deadline_exceeded',
+    })
+    expect(connections).toBe(1)
+  })
+})
+
+function decoded(coding: unknown, body: Buffer): string {
+  return (coding === 'gzip' ? gunzipSync(body) : body).toString()
+}
