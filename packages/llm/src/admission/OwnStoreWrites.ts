@@ -1,7 +1,9 @@
 /**
- * Writes remembered at most; past it the ended ones go, then the oldest
- * written (its end read back is taken as another instance's: one learned
- * start and one probe more, never a cooldown missed).
+ * Writes remembered at most; past it the ended ones go, then those ending
+ * soonest (a dropped one read back is taken as another instance's: for a
+ * cooldown, one learned start and one probe more, never a cooldown missed;
+ * the long ones kept, a forgotten retirement's above all, which read back
+ * held its key as cooling for the rest of `retireMs`).
  */
 export const MAX_OWN_STORE_WRITES = 4096
 
@@ -34,8 +36,6 @@ export class OwnStoreWrites {
     const end = sentAt + Math.max(0, waitMs)
     const held = this.#leastEnd.get(name)
     if (held !== undefined && held >= end) return
-    // Last in the map's order: the oldest written goes first.
-    this.#leastEnd.delete(name)
     this.#leastEnd.set(name, end)
     if (this.#leastEnd.size > MAX_OWN_STORE_WRITES) this.#prune(now)
   }
@@ -43,11 +43,14 @@ export class OwnStoreWrites {
   /**
    * The store's end for `name`, read back as `endMs` (its most: the time the
    * answer came plus what was left), is certainly this process's own write:
-   * no later than that write's least end, give or take the slack.
+   * that write's least end, give or take the slack. Not one well before it
+   * either: the store keeps the longer wait, so a shorter end is another
+   * instance's, written after the store lost this one's (a Redis restarted
+   * without persistence, an eviction) — taken for its own, its 429 was missed.
    */
   isOwn(name: string, endMs: number): boolean {
     const end = this.#leastEnd.get(name)
-    return end !== undefined && endMs <= end + this.#slackMs
+    return end !== undefined && Math.abs(endMs - end) <= this.#slackMs
   }
 
   /** Entries held (for tests and diagnostics). */
@@ -56,16 +59,17 @@ export class OwnStoreWrites {
   }
 
   /**
-   * Drops every write that can no longer be read back, then the oldest down
-   * to half the cap: a prune costs O(1) per write made, however many live.
+   * Drops every write that can no longer be read back, then those ending
+   * soonest down to half the cap: a prune (a sort of at most the cap) runs
+   * once per half a cap of writes, however many live.
    */
   #prune(now: number): void {
     for (const [name, end] of this.#leastEnd) {
       if (end + this.#slackMs <= now) this.#leastEnd.delete(name)
     }
-    for (const name of this.#leastEnd.keys()) {
-      if (this.#leastEnd.size <= MAX_OWN_STORE_WRITES / 2) break
-      this.#leastEnd.delete(name)
-    }
+    const excess = this.#leastEnd.size - MAX_OWN_STORE_WRITES / 2
+    if (excess <= 0) return
+    const soonest = [...this.#leastEnd].sort((a, b) => a[1] - b[1])
+    for (let i = 0; i < excess; i++) this.#leastEnd.delete((soonest[i] as [string, number])[0])
   }
 }

@@ -8,6 +8,7 @@ import {
   MAX_RETIRED_SLOTS,
   modelScope,
 } from '../../src/admission/CooldownBook.js'
+import type { CooldownStore } from '../../src/admission/CooldownStore.js'
 import { KeyIdCache, MAX_CACHED_KEY_IDS } from '../../src/admission/KeyIdCache.js'
 import { keyId } from '../../src/admission/keyId.js'
 import { LatencyTracker, MAX_LATENCY_RINGS } from '../../src/admission/LatencyTracker.js'
@@ -234,6 +235,51 @@ describe('admission forgets idle keys and models, never a cooldown', () => {
     expect(own.isOwn(`openai\u0000k${last}`, 2_000 + last)).toBe(true)
     // Later than its least end by more than the slack: another instance's.
     expect(own.isOwn(`openai\u0000k${last}`, 2_051 + last)).toBe(false)
+    // Well before it: another instance's too, written after the store lost this one's.
+    expect(own.isOwn('openai\u0000k-long', 31_000)).toBe(false)
+  })
+
+  it(`past ${MAX_OWN_STORE_WRITES} live writes, those ending soonest are forgotten, not the oldest: a long retirement's is kept`, () => {
+    const own = new OwnStoreWrites(50)
+    own.wrote('openai\u0000k-retired', 1_000, 3_600_000, 1_000)
+    for (let i = 0; i < MAX_OWN_STORE_WRITES; i++) {
+      own.wrote(`openai\u0000k${i}`, 1_000 + i, 60_000, 1_000 + i)
+    }
+    expect(own.size).toBeLessThanOrEqual(MAX_OWN_STORE_WRITES)
+    expect(own.isOwn('openai\u0000k-retired', 3_601_000)).toBe(true)
+    expect(own.isOwn('openai\u0000k0', 61_000)).toBe(false)
+  })
+
+  it("another instance's cooldown on a key whose retirement here was forgotten, after the store lost its entries: not granted here", async () => {
+    const clock = new ManualClock(1_000)
+    let store = new MemoryCooldownStore({ clock })
+    const restartable: CooldownStore = {
+      remaining: (scope, ids) => store.remaining(scope, ids),
+      extend: (scope, id, ms, reason) => store.extend(scope, id, ms, reason),
+    }
+    const here = new Admission({ clock, logger: quiet, retireMs: 3_600_000, store: restartable })
+    const there = new Admission({ clock, logger: quiet, store: restartable })
+    await here.report('openai', 'sk-bad-first', rejected)
+    for (let i = 0; i < MAX_RETIRED_SLOTS; i++) await here.report('openai', `sk-bad-${i}`, rejected)
+    clock.advance(60_000)
+    // The store restarts empty (Redis without persistence, FLUSHDB, an eviction).
+    store = new MemoryCooldownStore({ clock })
+    await there.report('openai', 'sk-bad-first', {
+      ok: false,
+      error: { kind: 'rate_limited', status: 429, retryAfterMs: 30_000, limitedBy: 'requests' },
+    })
+    clock.advance(10)
+    using deadline = Deadline.after(10_000, { clock })
+    const permit = await here.acquire({
+      provider: 'openai',
+      keys: ['sk-bad-first', 'sk-good'],
+      deadline,
+      maxWaitMs: 0,
+    })
+    permit.release()
+    expect(permit.key, 'another instance’s 30 s cooldown taken for this one’s old write').toBe(
+      'sk-good',
+    )
   })
 
   it(`the default store: ${2 * MAX_STORED_COOLDOWNS} distinct cooldowns run out unread, the entries stay under their cap, the live ones are kept`, async () => {
