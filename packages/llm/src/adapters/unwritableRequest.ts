@@ -164,7 +164,7 @@ function withoutValue(block: ContentBlock): unknown {
  * What keeps `value` from JSON — a BigInt or a cycle, the first met in
  * JSON.stringify's order — and how deep it nests. Walked with a stack of
  * its own, not recursion: the value may nest deeper than the stack allows.
- * An object with a `toJSON` (a Date) is written as it says: not entered.
+ * An object with a `toJSON` is walked as what that returns, as JSON writes it.
  */
 function flawOf(value: unknown): { kind: keyof typeof WHY | undefined; depth: number } {
   const open = new Set<object>()
@@ -176,10 +176,19 @@ function flawOf(value: unknown): { kind: keyof typeof WHY | undefined; depth: nu
       open.delete(step.leave)
       continue
     }
-    const next = step.value
-    if (typeof next === 'bigint') return { kind: 'bigint', depth }
+    let next = step.value
+    // Written as JSON.stringify writes it: what its `toJSON` returns (a Date's
+    // text; a Money class's `{ cents: 500n }`, which holds a BigInt).
+    if (typeof (next as { toJSON?: unknown } | null)?.toJSON === 'function') {
+      try {
+        next = (next as { toJSON(): unknown }).toJSON()
+      } catch {
+        continue
+      }
+    }
+    // A boxed BigInt (`Object(5n)`) is refused as the BigInt is.
+    if (typeof next === 'bigint' || next instanceof BigInt) return { kind: 'bigint', depth }
     if (typeof next !== 'object' || next === null) continue
-    if (typeof (next as { toJSON?: unknown }).toJSON === 'function') continue
     if (open.has(next)) return { kind: 'cycle', depth }
     open.add(next)
     depth = Math.max(depth, step.depth + 1)

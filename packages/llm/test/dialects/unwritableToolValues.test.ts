@@ -112,6 +112,23 @@ describe('tool values JSON cannot hold', () => {
     },
   )
 
+  it.each(['openai', 'anthropic', 'gemini'] as const)(
+    "%s: a BigInt behind a value's toJSON (a Money class) or boxed (Object(5n)) is the caller's too, refused naming it",
+    (name) => {
+      class Money {
+        constructor(readonly cents: bigint) {}
+        toJSON() {
+          return { cents: this.cents, currency: 'EUR' }
+        }
+      }
+      for (const result of [{ refunded: new Money(500n) }, { refunded: Object(5n) }]) {
+        const error = refusal(name, { messages: history({ id: 7 }, result) })
+        expect(isInvalidChatRequest(error), String(error)).toBe(true)
+        expect(error).toMatchObject({ field: 'messages[2].content[1].content' })
+      }
+    },
+  )
+
   it("OpenAI's wire sends a call's rawArguments as they are: a BigInt in the parsed value is not refused there", () => {
     const messages = history({ orderId: 1n }, undefined, '{"orderId":1}')
     expect(refusal('openai', { messages })).toBeUndefined()
