@@ -445,7 +445,15 @@ export class IngressRequest {
     // destroyed response: it wrote a 504 to nobody and published `expire`
     // (action '504') and called onExpire after the request had ended
     // `client-closed`, counting it twice.
-    if (this.#answered || this.#finished || this.#ended()) return
+    if (this.#answered || this.#finished) return
+    if (this.#ended()) {
+      // Ended through an `end` a middleware ahead completes later: the
+      // handler's answer, kept while it moves, cut once it stalls.
+      if (!this.res.writableEnded && this.#endGrace === undefined && !this.#options.observe) {
+        this.#watchMiddlewareEnd(slice)
+      }
+      return
+    }
     // The client already left, and its response's 'close' is on its way:
     // its FIN reached Node, which ended the socket (the response's 'close'
     // comes about a loop turn later), or its reset destroyed it. Answered
@@ -608,6 +616,41 @@ export class IngressRequest {
       () => IngressRequest.#endGraceFired(link),
       RESPOND_END_GRACE_MS,
     )
+  }
+
+  /**
+   * The handler ended its answer in time through the `end` of a middleware
+   * ahead that completes it later (see `watchMiddlewareEnd`): compression
+   * feeding zlib's output to a slow reader, a session store saving. Not
+   * the deadline's to cut while bytes still leave — the whole download may
+   * take longer than the budget, as an answer Node ended would — but not
+   * kept for ever either: a store that never answers, or a client that
+   * stopped reading, held the socket with no event at all (20 of 20
+   * requests open 3 s on, behind a session store that never called back).
+   * A grace without a byte sent ends it as a stalled deferred end is
+   * ended: destroyed, the request ending `expired` (its expiry published
+   * then, action `ended`). Not in observe mode, which cuts nothing.
+   */
+  #watchMiddlewareEnd(slice: string | undefined): void {
+    const link: TimerLink = { ingress: this, destroy: this.res.destroy, handle: undefined }
+    this.#endGrace = link
+    const clock = this.deadline.clock
+    let sent = bytesSent(this.res)
+    const check = (): void => {
+      if (link.ingress === undefined) return
+      const now = bytesSent(this.res)
+      if (now !== sent) {
+        sent = now
+        link.handle = clock.setTimeout(check, RESPOND_END_GRACE_MS)
+        return
+      }
+      if (this.#finished || this.res.writableFinished) return
+      this.#answered = true
+      this.#outcome = 'expired'
+      this.#publishExpire('handler', 'ended', slice, this.deadline.elapsed())
+      IngressRequest.#endGraceFired(link)
+    }
+    link.handle = clock.setTimeout(check, RESPOND_END_GRACE_MS)
   }
 
   static #endGraceFired(link: TimerLink): void {
@@ -793,6 +836,11 @@ interface TimerLink {
   destroy: (() => void) | undefined
   /** What the clock's setTimeout returned, for its clearTimeout. */
   handle: unknown
+}
+
+/** What the response's connection has been given so far (moving while a download goes on). */
+function bytesSent(res: ServerResponse): number {
+  return res.socket?.bytesWritten ?? 0
 }
 
 /** Empties `link` (its callback then does nothing); returns the handle to clear. */

@@ -21,20 +21,24 @@ import { deferred, majors, record } from './support/servers.js'
  * with compression 1.8: a 32 MB JSON answered at once under a 300 ms
  * budget, its client cut after 5.4 MB ("aborted"), where without
  * compression the whole answer arrived. The handler ended it in time: it
- * goes out whole, as an uncompressed answer does, and the request ends `ok`.
+ * goes out whole, as an uncompressed answer does, and the request ends `ok`
+ * — while its bytes move. One whose bytes stop (a session store that never
+ * answers, a client that stopped reading) is cut after a grace without a
+ * byte sent, not kept for ever: before, it held its socket with no event.
  */
 describe.each(majors)('an answer ended in time behind compression ($name)', (major) => {
   const served = useServer()
 
   it('goes out whole when its end completes after the deadline: not cut, not expired', async () => {
     const clock = new ManualClock()
+    const firstPart = deferred()
     const drained = deferred()
     const answered = deferred()
     const ended = record<IngressEndMessage>(expressChannels.end.name)
     const expired = record<IngressExpireMessage>(expressChannels.expire.name)
     try {
       const app = major.app()
-      app.use(gzipAhead(drained.promise))
+      app.use(gzipAhead(drained.promise, firstPart.promise))
       app.use(deadline({ defaultMs: 1000, reserveMs: 10, clock }))
       const rows = Array.from({ length: 100 }, (_, i) => `row ${i}`)
       app.get('/', (_req, res) => {
@@ -44,9 +48,10 @@ describe.each(majors)('an answer ended in time behind compression ($name)', (maj
       const { pending } = await served.send(app)
       await answered.promise
       clock.advance(990) // the deadline, the compressed body still waiting to drain
-      clock.advance(1000) // and the grace a started stream's end gets
+      firstPart.resolve()
+      const res = await pending // its head and first bytes have come
+      clock.advance(1000) // a grace, bytes sent during it: kept
       drained.resolve()
-      const res = await pending
       expect(res.statusCode).toBe(200)
       expect(res.headers['content-encoding']).toBe('gzip')
       const body = Buffer.from(await res.body.arrayBuffer())
@@ -54,6 +59,36 @@ describe.each(majors)('an answer ended in time behind compression ($name)', (maj
       await ended.count(1)
       expect(ended.messages.map((m) => [m.outcome, m.statusCode])).toEqual([['ok', 200]])
       expect(expired.messages).toEqual([])
+    } finally {
+      ended.stop()
+      expired.stop()
+    }
+  })
+
+  it('is cut once a grace passes without a byte sent (its end never completes): not held for ever', async () => {
+    const clock = new ManualClock()
+    const answered = deferred()
+    const ended = record<IngressEndMessage>(expressChannels.end.name)
+    const expired = record<IngressExpireMessage>(expressChannels.expire.name)
+    try {
+      const app = major.app()
+      // A store that never answers: the output never leaves.
+      app.use(gzipAhead(new Promise(() => {})))
+      app.use(deadline({ defaultMs: 1000, reserveMs: 10, clock }))
+      app.get('/', (_req, res) => {
+        res.json({ ok: true })
+        answered.resolve()
+      })
+      const { pending } = await served.send(app)
+      await answered.promise
+      clock.advance(990) // the deadline: the answer is the handler's, kept
+      expect(ended.messages).toEqual([])
+      expect(expired.messages).toEqual([])
+      clock.advance(1000) // a grace without a byte sent
+      await expect(pending).rejects.toThrow()
+      await ended.count(1)
+      expect(ended.messages.map((m) => m.outcome)).toEqual(['expired'])
+      expect(expired.messages.map((m) => [m.stage, m.action])).toEqual([['handler', 'ended']])
     } finally {
       ended.stop()
       expired.stop()

@@ -8,9 +8,10 @@ import type { RequestHandler, Response } from 'express'
  * body goes chunked), hands the body to zlib and calls Node's `end` only
  * once zlib's output has been written — which, for a client reading slowly,
  * waits for the socket to drain. Here the output waits for `drained`: the
- * client has read what was ahead of it.
+ * client has read what was ahead of it. With `firstPart`, the first half of
+ * the output goes when it resolves (a slow reader's download, moving).
  */
-export function gzipAhead(drained: Promise<void>): RequestHandler {
+export function gzipAhead(drained: Promise<void>, firstPart?: Promise<void>): RequestHandler {
   return (_req, res, next) => {
     const write = res.write as (this: Response, chunk: Buffer) => boolean
     const end = res.end as (this: Response) => Response
@@ -19,8 +20,11 @@ export function gzipAhead(drained: Promise<void>): RequestHandler {
     let ended = false
     gzip.on('data', (chunk: Buffer) => out.push(chunk))
     gzip.on('end', () => {
+      const output = Buffer.concat(out)
+      const half = firstPart === undefined ? 0 : output.length >> 1
+      void firstPart?.then(() => write.call(res, output.subarray(0, half)))
       void drained.then(() => {
-        for (const chunk of out) write.call(res, chunk)
+        write.call(res, output.subarray(half))
         end.call(res)
       })
     })
