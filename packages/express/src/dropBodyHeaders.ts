@@ -63,10 +63,10 @@ export function dropBodyHeaders(res: ServerResponse, typeAndLength: boolean): vo
   // itself — `respond`'s `res.end(body)`, or any 504 a `compression()` ahead
   // gzips (it removes the length) — with no framing at all: read to the
   // close, under a `Connection: keep-alive` that was not kept, a new
-  // connection for every 504. Ours is no such wish: put back as they were.
+  // connection for every 504. Ours is no such wish, and a handler's own
+  // (a proxy stripping hop-by-hop fields) was about its body, which the
+  // answer replaces, as the fields themselves are dropped: both cleared.
   const out = res as ServerResponse & { _removedContLen?: unknown; _removedTE?: unknown }
-  const removedLength = out._removedContLen
-  const removedCoding = out._removedTE
   for (const name of STALE_HEADERS) res.removeHeader(name)
   // RFC 9213's targeted cache fields are named `<target>-Cache-Control` by
   // convention, one per CDN (`Cloudflare-CDN-Cache-Control`,
@@ -79,7 +79,7 @@ export function dropBodyHeaders(res: ServerResponse, typeAndLength: boolean): vo
     res.removeHeader('content-type')
     res.removeHeader('content-length')
   }
-  // HTTP/2's compat response keeps no such marks: nothing to put back.
-  if (typeof removedLength === 'boolean') out._removedContLen = removedLength
-  if (typeof removedCoding === 'boolean') out._removedTE = removedCoding
+  // HTTP/2's compat response keeps no such marks: nothing to clear.
+  if (typeof out._removedContLen === 'boolean') out._removedContLen = false
+  if (typeof out._removedTE === 'boolean') out._removedTE = false
 }

@@ -85,6 +85,22 @@ describe.each(majors)('the answer to an expired request is framed ($name)', (maj
     })
     expect(connections).toBe(1)
   })
+
+  it('so does it when the handler had removed Transfer-Encoding itself (a proxy stripping hop-by-hop fields): its wish was for its own body', async () => {
+    const clock = new ManualClock()
+    const entered = deferred()
+    const app = major.app()
+    app.use(gzipAhead(Promise.resolve()))
+    app.use(deadline({ defaultMs: 1000, reserveMs: 10, clock }))
+    app.get('/', (_req, res) => {
+      res.removeHeader('transfer-encoding')
+      entered.resolve()
+    })
+    const { res, connections } = await twoOnOneConnection(app, clock, entered.promise)
+    expect(res.statusCode).toBe(504)
+    expect(res.headers['transfer-encoding']).toBe('chunked')
+    expect(connections).toBe(1)
+  })
 })
 
 function decoded(coding: unknown, body: Buffer): string {
