@@ -39,6 +39,17 @@ const limited = {
 const rejected = { ok: false, error: { kind: 'auth', status: 401 } } as const
 
 /** The book of cooldowns as `Admission` builds it, on a manual clock. */
+/** What `admission` grants at once of `sk-bad-first` (asked first) and `sk-good`. */
+async function badOrGood(admission: Admission, clock: ManualClock): Promise<AdmissionPermit> {
+  using deadline = Deadline.after(10_000, { clock })
+  return await admission.acquire({
+    provider: 'openai',
+    keys: ['sk-bad-first', 'sk-good'],
+    deadline,
+    maxWaitMs: 0,
+  })
+}
+
 function book(): CooldownBook {
   const clock = new ManualClock(1_000)
   return new CooldownBook({
@@ -204,13 +215,7 @@ describe('admission forgets idle keys and models, never a cooldown', () => {
       }
       await undefined
       clock.advance(10)
-      using deadline = Deadline.after(10_000, { clock })
-      const permit = await admission.acquire({
-        provider: 'openai',
-        keys: ['sk-bad-first', 'sk-good'],
-        deadline,
-        maxWaitMs: 0,
-      })
+      const permit = await badOrGood(admission, clock)
       expect(permit.key, 'held as another instance’s cooldown').toBe('sk-bad-first')
       expect(permit.probe).toBe(false)
       permit.release()
@@ -269,13 +274,7 @@ describe('admission forgets idle keys and models, never a cooldown', () => {
       error: { kind: 'rate_limited', status: 429, retryAfterMs: 30_000, limitedBy: 'requests' },
     })
     clock.advance(10)
-    using deadline = Deadline.after(10_000, { clock })
-    const permit = await here.acquire({
-      provider: 'openai',
-      keys: ['sk-bad-first', 'sk-good'],
-      deadline,
-      maxWaitMs: 0,
-    })
+    const permit = await badOrGood(here, clock)
     permit.release()
     expect(permit.key, 'another instance’s 30 s cooldown taken for this one’s old write').toBe(
       'sk-good',
