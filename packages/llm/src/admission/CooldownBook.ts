@@ -481,9 +481,16 @@ export class CooldownBook {
     const sentAt = this.#o.clock.now()
     const written = (async () => {
       try {
-        await this.#bounded(this.#o.store.extend(slot.scope, slot.storeId, waitMs, reason))
+        const taken = await this.#bounded(
+          this.#o.store.extend(slot.scope, slot.storeId, waitMs, reason),
+        )
         const now = this.#o.clock.now()
-        this.#own.wrote(`${slot.scope}\u0000${slot.storeId}`, sentAt, waitMs, now)
+        // Its own only where the store took it (not an equal or longer wait
+        // already there), for the wait it kept: a store caps it.
+        if (taken.extended) {
+          const kept = Math.min(waitMs, taken.remainingMs)
+          this.#own.wrote(`${slot.scope}\u0000${slot.storeId}`, sentAt, kept, now)
+        }
         // The store started the wait before its answer came (however late a
         // busy loop or an offline queue made that), in whole ms rounded up:
         // its end is at most this.

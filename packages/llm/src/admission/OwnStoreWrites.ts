@@ -24,6 +24,8 @@ export const MAX_OWN_STORE_WRITES = 4096
  */
 export class OwnStoreWrites {
   readonly #leastEnd = new Map<string, number>()
+  /** The wait of the write each least end is of. */
+  readonly #waitMs = new Map<string, number>()
   readonly #slackMs: number
 
   /** `slackMs`: how much later than its least end the store's end may be read and still be it. */
@@ -31,26 +33,37 @@ export class OwnStoreWrites {
     this.#slackMs = slackMs
   }
 
-  /** A write of `name` sent at `sentAt` for `waitMs` was answered (`now`). */
+  /**
+   * A write of `name` sent at `sentAt` for `waitMs` was answered (`now`):
+   * `waitMs` as the store took it (a store caps what it keeps —
+   * RedisCooldownStore at 10¹⁵ ms —: the wait asked for read back as
+   * another instance's).
+   */
   wrote(name: string, sentAt: number, waitMs: number, now: number): void {
-    const end = sentAt + Math.max(0, waitMs)
+    const wait = Math.max(0, waitMs)
+    const end = sentAt + wait
     const held = this.#leastEnd.get(name)
     if (held !== undefined && held >= end) return
     this.#leastEnd.set(name, end)
+    this.#waitMs.set(name, wait)
     if (this.#leastEnd.size > MAX_OWN_STORE_WRITES) this.#prune(now)
   }
 
   /**
    * The store's end for `name`, read back as `endMs` (its most: the time the
    * answer came plus what was left), is certainly this process's own write:
-   * that write's least end, give or take the slack. Not one well before it
-   * either: the store keeps the longer wait, so a shorter end is another
-   * instance's, written after the store lost this one's (a Redis restarted
-   * without persistence, an eviction) — taken for its own, its 429 was missed.
+   * that write's least end, no later than the slack. Not one well before it
+   * either: the store keeps the longer wait, so a much shorter end is
+   * another instance's, written after the store lost this one's (a Redis
+   * restarted without persistence, an eviction) — taken for its own, its 429
+   * was missed. "Well before": past the slack and a thousandth of the wait,
+   * which a store's own clock may run apart by over an hour's retirement.
    */
   isOwn(name: string, endMs: number): boolean {
     const end = this.#leastEnd.get(name)
-    return end !== undefined && Math.abs(endMs - end) <= this.#slackMs
+    if (end === undefined || endMs > end + this.#slackMs) return false
+    const waitMs = this.#waitMs.get(name) ?? 0
+    return endMs >= end - this.#slackMs - waitMs / 1000
   }
 
   /** Entries held (for tests and diagnostics). */
@@ -65,11 +78,16 @@ export class OwnStoreWrites {
    */
   #prune(now: number): void {
     for (const [name, end] of this.#leastEnd) {
-      if (end + this.#slackMs <= now) this.#leastEnd.delete(name)
+      if (end + this.#slackMs <= now) this.#forget(name)
     }
     const excess = this.#leastEnd.size - MAX_OWN_STORE_WRITES / 2
     if (excess <= 0) return
     const soonest = [...this.#leastEnd].sort((a, b) => a[1] - b[1])
-    for (let i = 0; i < excess; i++) this.#leastEnd.delete((soonest[i] as [string, number])[0])
+    for (let i = 0; i < excess; i++) this.#forget((soonest[i] as [string, number])[0])
+  }
+
+  #forget(name: string): void {
+    this.#leastEnd.delete(name)
+    this.#waitMs.delete(name)
   }
 }

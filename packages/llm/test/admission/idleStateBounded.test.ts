@@ -244,6 +244,39 @@ describe('admission forgets idle keys and models, never a cooldown', () => {
     expect(own.isOwn('openai\u0000k-long', 31_000)).toBe(false)
   })
 
+  it('a retirement "for good" (retireMs 1e20) in a store that caps what it keeps (RedisCooldownStore: 10¹⁵ ms), read back: its own, not another instance\'s', async () => {
+    const clock = new ManualClock(1_000)
+    const memory = new MemoryCooldownStore({ clock })
+    const capping: CooldownStore = {
+      remaining: (scope, ids) => memory.remaining(scope, ids),
+      extend: (scope, id, ms, reason) => memory.extend(scope, id, Math.min(ms, 1e15), reason),
+    }
+    const admission = new Admission({ clock, logger: quiet, retireMs: 1e20, store: capping })
+    const learned: LlmCooldownMessage[] = []
+    const on = (m: LlmCooldownMessage) => {
+      if (m.learned) learned.push(m)
+    }
+    llmChannels.cooldown.subscribe(on)
+    try {
+      await admission.report('openai', 'sk-bad-first', rejected)
+      await undefined
+      clock.advance(10)
+      const permit = await badOrGood(admission, clock)
+      permit.release()
+      expect(permit.key).toBe('sk-good')
+    } finally {
+      llmChannels.cooldown.unsubscribe(on)
+    }
+    expect(learned).toEqual([])
+  })
+
+  it("this process's own write read back a little early (a store's clock apart from ours): its own, within a thousandth of its wait", () => {
+    const own = new OwnStoreWrites(50)
+    own.wrote('openai\u0000k', 1_000, 3_600_000, 1_000)
+    expect(own.isOwn('openai\u0000k', 3_601_000 - 200)).toBe(true)
+    expect(own.isOwn('openai\u0000k', 3_601_000 - 3_700)).toBe(false)
+  })
+
   it(`past ${MAX_OWN_STORE_WRITES} live writes, those ending soonest are forgotten, not the oldest: a long retirement's is kept`, () => {
     const own = new OwnStoreWrites(50)
     own.wrote('openai\u0000k-retired', 1_000, 3_600_000, 1_000)
