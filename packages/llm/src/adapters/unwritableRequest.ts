@@ -67,7 +67,10 @@ function culprit(
   let deepest: { place: Place; depth: number } | undefined
   for (const place of placesOf(request, textOnWire)) {
     const flaw = flawOf(place.value)
-    if (flaw.kind !== undefined && !deep) return { place, why: WHY[flaw.kind] }
+    // A cycle under a stack overflow is one through `toJSON`: the overflow's cause.
+    if (flaw.kind !== undefined && (!deep || flaw.kind === 'cycle')) {
+      return { place, why: WHY[flaw.kind] }
+    }
     if (deep && flaw.depth > (deepest?.depth ?? MIN_DEEP)) deepest = { place, depth: flaw.depth }
   }
   if (deepest === undefined) return undefined
@@ -85,6 +88,9 @@ const JSON_REFUSALS = /serialize a BigInt|circular structure/i
  * stack (V8 writes ~4,000 levels on Node 20): a builder's own recursion would be.
  */
 const MIN_DEEP = 1000
+
+/** Deeper than any stack JSON.stringify writes on (~4,000 levels on Node 20, ~4,400 on 24). */
+const MAX_WALK_DEPTH = 20_000
 
 const WHY = {
   bigint: 'it holds a BigInt (write it as a string, or a number when it fits)',
@@ -176,10 +182,18 @@ function flawOf(value: unknown): { kind: keyof typeof WHY | undefined; depth: nu
       open.delete(step.leave)
       continue
     }
+    // Past any stack JSON.stringify has: deep enough to blame, and a walk
+    // that ends whatever the value does.
+    if (step.depth > MAX_WALK_DEPTH) return { kind: undefined, depth: step.depth }
     let next = step.value
     // Written as JSON.stringify writes it: what its `toJSON` returns (a Date's
     // text; a Money class's `{ cents: 500n }`, which holds a BigInt).
+    let original: object | undefined
     if (typeof (next as { toJSON?: unknown } | null)?.toJSON === 'function') {
+      original = next as object
+      // Met again inside what its own `toJSON` returned: a cycle JSON never
+      // sees (each call returns a new object), written until the stack ran out.
+      if (open.has(original)) return { kind: 'cycle', depth }
       try {
         next = (next as { toJSON(): unknown }).toJSON()
       } catch {
@@ -193,6 +207,10 @@ function flawOf(value: unknown): { kind: keyof typeof WHY | undefined; depth: nu
     open.add(next)
     depth = Math.max(depth, step.depth + 1)
     stack.push({ leave: next })
+    if (original !== undefined && original !== next) {
+      open.add(original)
+      stack.push({ leave: original })
+    }
     const children = Array.isArray(next) ? next : Object.values(next)
     for (let k = children.length - 1; k >= 0; k--) {
       stack.push({ value: children[k], depth: step.depth + 1 })
