@@ -35,6 +35,7 @@ import { isHttp2 } from './isHttp2.js'
 import { markNoRetry } from './markNoRetry.js'
 import { nodeAnswered } from './nodeAnswered.js'
 import type { ResolvedOptions } from './options.js'
+import { responseProgress } from './responseProgress.js'
 import { shieldSocket } from './shieldSocket.js'
 import { stopPipedSources, swallowLateWrites } from './swallowLateWrites.js'
 import { RESPOND_END_GRACE_MS, watchEnd } from './watchEnd.js'
@@ -627,18 +628,20 @@ export class IngressRequest {
    * kept for ever either: a store that never answers, or a client that
    * stopped reading, held the socket with no event at all (20 of 20
    * requests open 3 s on, behind a session store that never called back).
-   * A grace without a byte sent ends it as a stalled deferred end is
-   * ended: destroyed, the request ending `expired` (its expiry published
-   * then, action `ended`). Not in observe mode, which cuts nothing.
+   * A grace without a byte sent (see `responseProgress`) ends it as a
+   * stalled deferred end is ended: destroyed, the request ending `expired`
+   * (its expiry published then, action `ended`). Not in observe mode,
+   * which cuts nothing.
    */
   #watchMiddlewareEnd(slice: string | undefined): void {
     const link: TimerLink = { ingress: this, destroy: this.res.destroy, handle: undefined }
     this.#endGrace = link
     const clock = this.deadline.clock
-    let sent = bytesSent(this.res)
+    const progress = responseProgress(this.res)
+    let sent = progress()
     const check = (): void => {
       if (link.ingress === undefined) return
-      const now = bytesSent(this.res)
+      const now = progress()
       if (now !== sent) {
         sent = now
         link.handle = clock.setTimeout(check, RESPOND_END_GRACE_MS)
@@ -836,11 +839,6 @@ interface TimerLink {
   destroy: (() => void) | undefined
   /** What the clock's setTimeout returned, for its clearTimeout. */
   handle: unknown
-}
-
-/** What the response's connection has been given so far (moving while a download goes on). */
-function bytesSent(res: ServerResponse): number {
-  return res.socket?.bytesWritten ?? 0
 }
 
 /** Empties `link` (its callback then does nothing); returns the handle to clear. */

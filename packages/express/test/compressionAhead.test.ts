@@ -1,3 +1,4 @@
+import { connect } from 'node:net'
 import { gunzipSync } from 'node:zlib'
 import { ManualClock } from '@hourglass/core'
 import { describe, expect, it } from 'vitest'
@@ -9,7 +10,7 @@ import {
 } from '../src/index.js'
 import { gzipAhead } from './support/gzipAhead.js'
 import { useServer } from './support/oneServer.js'
-import { deferred, majors, record } from './support/servers.js'
+import { deferred, listen, majors, record } from './support/servers.js'
 
 /**
  * `compression()` mounted ahead of `deadline()` (`gzipAhead`, its
@@ -92,6 +93,44 @@ describe.each(majors)('an answer ended in time behind compression ($name)', (maj
     } finally {
       ended.stop()
       expired.stop()
+    }
+  })
+
+  it('queued behind another pipelined answer (no socket yet, so no byte sent): kept, not cut with the shared connection', async () => {
+    const clock = new ManualClock()
+    const slowDone = deferred()
+    const drained = deferred()
+    const answered = deferred()
+    const app = major.app()
+    // Ahead of everything: the first answer, slow, outside any deadline.
+    app.get('/slow', async (_req, res) => {
+      await slowDone.promise
+      res.end('slow')
+    })
+    app.use(gzipAhead(drained.promise))
+    app.use(deadline({ defaultMs: 1000, reserveMs: 10, clock }))
+    app.get('/big', (_req, res) => {
+      res.json({ big: true })
+      answered.resolve()
+    })
+    const server = await listen(app)
+    try {
+      const socket = connect(Number(new URL(server.url).port), '127.0.0.1')
+      let received = ''
+      socket.setEncoding('latin1').on('data', (chunk: string) => (received += chunk))
+      const closed = new Promise<void>((resolve) => socket.on('close', () => resolve()))
+      socket.write('GET /slow HTTP/1.1\r\nHost: x\r\n\r\nGET /big HTTP/1.1\r\nHost: x\r\n\r\n')
+      await answered.promise
+      clock.advance(990) // the deadline, /big ended through gzip and queued behind /slow
+      clock.advance(1000) // a grace: queued, it has sent nothing, and is no stall
+      slowDone.resolve()
+      drained.resolve()
+      await expect.poll(() => received.endsWith('0\r\n\r\n')).toBe(true)
+      socket.end()
+      await closed
+      expect(received.match(/HTTP\/1\.1 200/g)).toHaveLength(2)
+    } finally {
+      await server.close()
     }
   })
 })
