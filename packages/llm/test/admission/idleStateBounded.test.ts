@@ -249,7 +249,7 @@ describe('admission forgets idle keys and models, never a cooldown', () => {
     const memory = new MemoryCooldownStore({ clock })
     const capping: CooldownStore = {
       remaining: (scope, ids) => memory.remaining(scope, ids),
-      extend: (scope, id, ms, reason) => memory.extend(scope, id, Math.min(ms, 1e15), reason),
+      extend: (scope, id, ms) => memory.extend(scope, id, Math.min(ms, 1e15)),
     }
     const admission = new Admission({ clock, logger: quiet, retireMs: 1e20, store: capping })
     const learned: LlmCooldownMessage[] = []
@@ -293,7 +293,7 @@ describe('admission forgets idle keys and models, never a cooldown', () => {
     let store = new MemoryCooldownStore({ clock })
     const restartable: CooldownStore = {
       remaining: (scope, ids) => store.remaining(scope, ids),
-      extend: (scope, id, ms, reason) => store.extend(scope, id, ms, reason),
+      extend: (scope, id, ms) => store.extend(scope, id, ms),
     }
     const here = new Admission({ clock, logger: quiet, retireMs: 3_600_000, store: restartable })
     const there = new Admission({ clock, logger: quiet, store: restartable })
