@@ -1,3 +1,6 @@
+import { once } from 'node:events'
+import http2 from 'node:http2'
+import type { AddressInfo } from 'node:net'
 import { connect } from 'node:net'
 import { gunzipSync } from 'node:zlib'
 import { ManualClock } from '@hourglass/core'
@@ -131,6 +134,76 @@ describe.each(majors)('an answer ended in time behind compression ($name)', (maj
       expect(received.match(/HTTP\/1\.1 200/g)).toHaveLength(2)
     } finally {
       await server.close()
+    }
+  })
+})
+
+describe('an answer ended in time behind a middleware ahead, over HTTP/2', () => {
+  it('is cut once its own stream stalls for a grace, though a sibling stream moves the connection', async () => {
+    const clock = new ManualClock()
+    const blocked = deferred()
+    const ended = record<IngressEndMessage>(expressChannels.end.name)
+    const mw = deadline({ defaultMs: 300, reserveMs: 10, clock })
+    let sibling: http2.Http2ServerResponse | undefined
+    const siblingCame = deferred()
+    const server = http2.createServer((req, res) => {
+      if (req.url === '/sibling') {
+        sibling = res
+        res.write('y')
+        siblingCame.resolve()
+        return
+      }
+      // A middleware ahead: its end writes a large body as backpressure allows, then Node's.
+      const end = res.end.bind(res)
+      ;(res as unknown as { end: () => unknown }).end = () => {
+        const body = Buffer.alloc(512 * 1024, 'a')
+        let at = 0
+        const pump = (): void => {
+          while (at < body.length) {
+            const room = res.write(body.subarray(at, at + 16_384))
+            at += 16_384
+            if (!room) {
+              res.once('drain', pump)
+              blocked.resolve()
+              return
+            }
+          }
+          end()
+        }
+        pump()
+        return res
+      }
+      mw(req as never, res as never, (() => res.end()) as never)
+    })
+    server.listen(0, '127.0.0.1')
+    await once(server, 'listening')
+    const session = http2.connect(`http://127.0.0.1:${(server.address() as AddressInfo).port}`)
+    session.on('error', () => {})
+    try {
+      const stalled = session.request({ ':path': '/stalled' })
+      stalled.pause() // a client that stopped reading this stream
+      stalled.on('error', () => {})
+      const other = session.request({ ':path': '/sibling' })
+      other.on('error', () => {})
+      let received = 0
+      other.on('data', (chunk: Buffer) => (received += chunk.length))
+      await Promise.all([blocked.promise, siblingCame.promise])
+      clock.advance(290) // the deadline: the answer is the handler's, kept while it moves
+      // The sibling moves the session's socket in every grace; the stalled
+      // stream does not (its first grace may still see what the window let
+      // out). Judged by the session's socket, it was kept while a sibling moved.
+      for (let grace = 1; grace <= 3; grace++) {
+        sibling?.write('y'.repeat(1000))
+        await expect.poll(() => received).toBeGreaterThan(1000 * grace)
+        clock.advance(1000)
+      }
+      // The server's end of it: cut, the request ended `expired`.
+      await ended.count(1)
+      expect(ended.messages.map((m) => m.outcome)).toEqual(['expired'])
+    } finally {
+      ended.stop()
+      session.destroy()
+      server.close()
     }
   })
 })
