@@ -203,7 +203,7 @@ describe('an answer ended in time behind a middleware ahead, over HTTP/2', () =>
     } finally {
       ended.stop()
       session.destroy()
-      server.close()
+      await new Promise((resolve) => server.close(resolve))
     }
   })
 })
