@@ -28,6 +28,7 @@ import {
 } from './channels.js'
 import { clientLeft, serverCut } from './clientLeft.js'
 import { closeIfOrphaned } from './closeIfOrphaned.js'
+import { destroyIfEndStalls } from './destroyIfEndStalls.js'
 import { dropBodyHeaders } from './dropBodyHeaders.js'
 import { dropCutUpload } from './dropCutUpload.js'
 import { dropHeadBody } from './dropHeadBody.js'
@@ -383,6 +384,13 @@ export class IngressRequest {
       // Throws when a middleware ahead already sent headers (Express passes
       // that on as an error): the deadline is released all the same.
       writeInvalid(this.res, this.req.method, invalid)
+      // Its `end` reached a middleware that completes it later
+      // (express-session saving to its store) and has not: bounded as the
+      // 504 is, on a system timer (the deadline is released just below). A
+      // store that never answered held the 400 for good.
+      if (!this.res.writableEnded && !this.res.destroyed && !queued(this.res)) {
+        destroyIfEndStalls(this.res)
+      }
     } finally {
       // Now, not on 'finish': the end event reaches the server span while
       // instrumentation-http still has it open, and nothing waits on the socket.
@@ -596,6 +604,19 @@ export class IngressRequest {
     // is. Not one queued behind another pipelined answer: it waits its
     // turn, and a destroy took the shared connection.
     if (action === 'ended' && !this.res.destroyed && !queued(this.res)) this.#boundDeferredEnd()
+    // The 504's `end` reached a middleware that completes it later
+    // (express-session saving to its store) and has not: bounded as
+    // respond's answer is. A store that never answered held the 504 for
+    // good, all but its last byte sent, and the request never ended. Not
+    // one queued behind another pipelined answer, as above.
+    else if (
+      action === '504' &&
+      !this.res.writableEnded &&
+      !this.res.destroyed &&
+      !queued(this.res)
+    ) {
+      this.#boundDeferredEnd()
+    }
     return action
   }
 

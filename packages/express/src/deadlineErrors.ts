@@ -151,6 +151,11 @@ export function deadlineErrors(...misuse: never[]): ErrorRequestHandler {
     const action = writeExpired(res, req.method, reason, ingress?.givenBefore)
     if (action === 'ended' && !endedBefore && !res.destroyed && !queued(res)) {
       destroyIfEndStalls(res)
+    } else if (action === '504' && !res.writableEnded && !res.destroyed && !queued(res)) {
+      // Its `end` reached a middleware that completes it later
+      // (express-session saving to its store): bounded the same, or a store
+      // that never answered held the 504 for good.
+      destroyIfEndStalls(res)
     }
   }
 }

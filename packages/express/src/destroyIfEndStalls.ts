@@ -10,11 +10,15 @@ import { RESPOND_END_GRACE_MS } from './watchEnd.js'
  * of small events) made no write wait for 'drain', so `writeExpired` ended
  * the stream rather than destroying it: the end sat in Node's buffer and the
  * socket stayed open for good (`server.timeout` is 0). A client that reads
- * it within the grace gets the clean end.
+ * it within the grace gets the clean end. An answer whose `end` reached a
+ * middleware that completes it later (express-session saving to a store
+ * that never answers) is destroyed the same: `deadlineErrors()`'s 504, and
+ * the 400 `deadline()` refuses a malformed header with under `strict` (its
+ * deadline is released at once, so nothing of it can bound that end).
  *
  * A system timer: without `deadline()` there is no deadline clock to arm it
  * on. Unref'd, so it holds no process open; cleared on the response's
- * 'finish' or 'close'. Armed only on this error path, never per request.
+ * 'finish' or 'close'. Armed only on these error paths, never per request.
  */
 export function destroyIfEndStalls(res: ServerResponse): void {
   const settled = () => {
