@@ -4,6 +4,7 @@ import { anthropicThinkingRefused } from './anthropicThinkingRefused.js'
 import { checkReplyFields } from './checkReplyFields.js'
 import { deepseekErrors } from './errors/deepseekErrors.js'
 import { RESET_AFTER_S, stampResets } from './errors/resetAfterS.js'
+import { openAIRequiredFieldMissing } from './openAIRequiredFields.js'
 import { pause, writePaced } from './pacing.js'
 import { planAnswer } from './planAnswer.js'
 import {
@@ -96,6 +97,7 @@ function writeText(ctx: ReplyContext, reply: TextReply): Promise<void> {
   const refused =
     anthropicVersionProblem(ctx.dialect, ctx.record.route, ctx.record.headers) ??
     unreadableBody(ctx.dialect, ctx.record.route, ctx.record.rawBody) ??
+    openAIRequiredFieldMissing(ctx.dialect, ctx.record.route, ctx.record.body) ??
     anthropicMaxTokensMissing(ctx.dialect, ctx.record.route, ctx.record.body) ??
     streamOptionsWithoutStream(ctx.dialect, ctx.record.route, ctx.record.body) ??
     maxTokensUnsupported(ctx.dialect, ctx.record.route, ctx.record.body) ??

@@ -259,6 +259,15 @@ describe('gemini: generationConfig.maxOutputTokens and stopSequences', () => {
     })
     expect(body.candidates[0]!.content['parts']).toBeUndefined()
     expect(body.usageMetadata['thoughtsTokenCount']).toBe(2)
+    // No visible token, no `candidatesTokenCount` (proto3 JSON leaves the
+    // zero out, as gemini-2.5's MAX_TOKENS answers do); the fake said 0.
+    expect(body.usageMetadata).not.toHaveProperty('candidatesTokenCount')
+    fake.enqueue(reply.text(ANSWER, { thinking: 'a b c' }))
+    const chunks = dataOf<{ usageMetadata: Record<string, unknown> }>(
+      await readSse(await gemini('streamGenerateContent?alt=sse', { maxOutputTokens: 2 })),
+    )
+    expect(chunks.at(-1)!.usageMetadata).toMatchObject({ thoughtsTokenCount: 2 })
+    expect(chunks.at(-1)!.usageMetadata).not.toHaveProperty('candidatesTokenCount')
   })
 
   it('signed thoughts that use the cap up: the signature alone, on an empty text part, as the docs say', async () => {

@@ -81,11 +81,64 @@ describe('a body that is not JSON', () => {
     },
   )
 
-  it('a scripted error still goes out as scripted, and an empty body is not refused', async () => {
+  it('a scripted error still goes out as scripted, and an empty body is not refused as unparseable', async () => {
     const f = await start('openai')
     f.enqueue({ kind: 'error', status: 503, body: 'down' })
     expect((await post(`${f.url}/v1/chat/completions`, cut)).status).toBe(503)
-    expect((await post(`${f.url}/v1/chat/completions`, '')).status).toBe(200)
+    // Read as no body, not as broken JSON: what OpenAI refuses it for is its missing model (below).
+    const empty = await post(`${f.url}/v1/chat/completions`, '')
+    expect(((await empty.json()) as { error: { message: string } }).error.message).toBe(
+      'you must provide a model parameter',
+    )
+  })
+})
+
+describe('OpenAI: a chat completion without its model or its messages', () => {
+  const refusal = async (res: Response) => ({
+    status: res.status,
+    error: ((await res.json()) as { error: unknown }).error,
+  })
+
+  it('no model (left out, null, or no body at all): 400 "you must provide a model parameter", nothing generated', async () => {
+    const f = await start('openai')
+    // `model: undefined`, an unset setting, is what JSON.stringify leaves out.
+    const bodies = [
+      JSON.stringify({ model: undefined, messages: [{ role: 'user', content: 'hi' }] }),
+      '{"model":null,"messages":[{"role":"user","content":"hi"}],"stream":true}',
+      '',
+    ]
+    for (const body of bodies) {
+      expect(await refusal(await post(`${f.url}/v1/chat/completions`, body))).toEqual({
+        status: 400,
+        error: {
+          message: 'you must provide a model parameter',
+          type: 'invalid_request_error',
+          param: null,
+          code: null,
+        },
+      })
+    }
+    expect(f.requests.map((r) => r.outcome)).toEqual(['error', 'error', 'error'])
+    expect(f.paidGenerations).toBe(0)
+  })
+
+  it("no messages: 400 missing_required_parameter naming 'messages'", async () => {
+    const f = await start('openai')
+    const res = await post(`${f.url}/v1/chat/completions`, '{"model":"gpt-4o-mini"}')
+    expect(await refusal(res)).toEqual({
+      status: 400,
+      error: {
+        message: "Missing required parameter: 'messages'.",
+        type: 'invalid_request_error',
+        param: 'messages',
+        code: 'missing_required_parameter',
+      },
+    })
+  })
+
+  it('the compatible dialects are not held to it: their own answers are not documented', async () => {
+    const f = await start('deepseek')
+    expect((await post(`${f.url}/chat/completions`, '{"messages":[]}')).status).toBe(200)
   })
 })
 

@@ -161,13 +161,22 @@ function response(plan: AnswerPlan, parts: unknown[], usage: UsageMetadata) {
  * all three (ai.google.dev/api/generate-content#UsageMetadata; e.g. a real
  * gemini-3-flash answer: prompt 34, candidates 418, thoughts 438, total 890).
  * Keys in the order Gemini writes them (its proto's field order).
+ *
+ * A zero is left out here too, as proto3 JSON leaves every zero out: an
+ * answer with no visible token — thoughts that used `maxOutputTokens` up,
+ * an empty text — has no `candidatesTokenCount` at all (gemini-2.5-flash's
+ * `MAX_TOKENS` answers with `thoughtsTokenCount: 8191` and no candidates
+ * count; vercel/ai#3108, BerriAI/litellm#4270: clients that read it as
+ * always there failed on it). The fake sent `candidatesTokenCount: 0`, so
+ * such a client passed against it only.
  */
 function usageMetadata(plan: AnswerPlan): UsageMetadata {
   const thoughts = Math.min(plan.thinkingTokens.length, plan.outputTokens)
+  const candidates = plan.outputTokens - thoughts
   return {
     final: true,
     promptTokenCount: plan.inputTokens,
-    candidatesTokenCount: plan.outputTokens - thoughts,
+    ...(candidates > 0 ? { candidatesTokenCount: candidates } : {}),
     totalTokenCount: plan.inputTokens + plan.outputTokens,
     ...promptDetails(plan),
     ...(thoughts > 0 ? { thoughtsTokenCount: thoughts } : {}),
