@@ -672,6 +672,19 @@ function toEpochMs(deadline: Date | number | null | undefined): number {
   return deadline instanceof Date ? deadline.getTime() : deadline
 }
 
+/**
+ * A cancel reason's message, for a status's details. Never throws: a deadline
+ * is cancelled with whatever its caller's `AbortController` was aborted with
+ * (`Deadline.after(ms, { signal })`), and `String()` of an object with no
+ * prototype, an Error whose `message` getter throws or a revoked Proxy threw
+ * inside the deadline's hook — reported as uncaught (the process ended),
+ * with the call left running for a caller that had gone — or out of the
+ * method call that made it. Such a reason reads as `describeValue` shows it.
+ */
 function messageOf(reason: unknown): string {
-  return reason instanceof Error ? reason.message : String(reason)
+  try {
+    return reason instanceof Error ? String(reason.message) : String(reason)
+  } catch {
+    return describeValue(reason)
+  }
 }
