@@ -9,6 +9,7 @@ import {
 import { InvalidChatRequestError } from '../errors/InvalidChatRequestError.js'
 import type { ChatMessage } from '../types.js'
 import type { CallModelOptions } from './CallModelOptions.js'
+import { nonFiniteInExtra } from './nonFiniteInExtra.js'
 
 /**
  * Refuses, before anything is sent, options a call cannot honour: a missing
@@ -360,6 +361,14 @@ function checkRequestFields(request: CallModelOptions['request']): void {
     throw new InvalidChatRequestError(
       'extra',
       `an object of provider fields, got ${describeValue(extra)}`,
+    )
+  }
+  // Named by its wire path, as a dialect's refusal of an `extra` field is.
+  const nonFinite = extra === undefined ? undefined : nonFiniteInExtra(extra)
+  if (nonFinite !== undefined) {
+    throw new InvalidChatRequestError(
+      nonFinite.path,
+      `a finite number or none, got ${nonFinite.value} (JSON has none: it would go out as null)`,
     )
   }
 }

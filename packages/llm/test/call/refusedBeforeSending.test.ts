@@ -4,6 +4,7 @@ import { anthropic } from '../../src/adapters/anthropic.js'
 import { openAICompatible } from '../../src/adapters/openAICompatible.js'
 import type { CallModelOptions } from '../../src/call/CallModelOptions.js'
 import { callModel } from '../../src/call/callModel.js'
+import type { ModelStream } from '../../src/call/ModelStream.js'
 import { isInvalidChatRequest } from '../../src/errors/InvalidChatRequestError.js'
 import type { ChatMessage } from '../../src/types.js'
 import { useFakes, user } from './support/fakes.js'
@@ -144,6 +145,54 @@ describe('hostile options are refused by name, before sending', () => {
       expect((refused as Error).message).toMatch(message)
     }
     expect(fake.requests).toHaveLength(0)
+  })
+
+  // JSON has no NaN nor Infinity: JSON.stringify wrote them as `null`, so a
+  // `seed: NaN` went out as `"seed": null` (no seed: a different answer each
+  // time, the caller never told) and a penalty of NaN as the provider's
+  // default — NaN given a meaning, as `temperature: NaN` was before.
+  it('a number in `extra` that JSON cannot hold (NaN, ±Infinity), however deep, is refused naming its path, before sending', async () => {
+    const { fake, call } = await setup()
+    const schema = { type: 'object', properties: { n: { type: 'number', maximum: Number.NaN } } }
+    const cases: Array<[Record<string, unknown>, string]> = [
+      [{ seed: Number.NaN }, 'seed'],
+      [{ frequency_penalty: Number.POSITIVE_INFINITY }, 'frequency_penalty'],
+      [{ logit_bias: { '50256': Number.NEGATIVE_INFINITY } }, 'logit_bias.50256'],
+      [
+        { response_format: { type: 'json_schema', json_schema: { name: 'r', schema } } },
+        'response_format.json_schema.schema.properties.n.maximum',
+      ],
+      [{ stop_token_ids: [1, Number.NaN] }, 'stop_token_ids[1]'],
+    ]
+    for (const [extra, field] of cases) {
+      for (const stream of [false, true]) {
+        const called: unknown = call({
+          request: { messages: [user('hi')], maxTokens: 8, stream, extra },
+        })
+        const settled = stream ? (called as ModelStream).result : (called as Promise<unknown>)
+        const refused = await settled.then(
+          () => undefined,
+          (error: unknown) => error,
+        )
+        expect(isInvalidChatRequest(refused), `${field} (stream: ${stream})`).toBe(true)
+        expect((refused as { field: string }).field).toBe(field)
+        expect((refused as Error).message).toMatch(/a finite number .*JSON has none/)
+      }
+    }
+    expect(fake.requests).toHaveLength(0)
+    // Finite numbers, and a null the caller wrote, go as they are.
+    await call({
+      request: {
+        messages: [user('hi')],
+        maxTokens: 8,
+        extra: { seed: 42, logit_bias: { '50256': -100 }, presence_penalty: null },
+      },
+    })
+    expect(fake.requests[0]?.body).toMatchObject({
+      seed: 42,
+      logit_bias: { '50256': -100 },
+      presence_penalty: null,
+    })
   })
 
   // No chat API takes an empty conversation (OpenAI-compatible servers answer
