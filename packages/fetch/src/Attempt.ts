@@ -150,9 +150,17 @@ export class Attempt {
   /**
    * The phase in progress is bounded by the deadline, not by a timer of its
    * own (its limit was longer than the time left, so it stays longer): a body
-   * chunk then re-arms nothing, and reads no clock.
+   * chunk then re-arms nothing, and reads no clock. Only a backstop at the
+   * phase's own limit is armed (`#backstop`), for a deadline disposed first.
    */
   #untimed = false
+  /**
+   * Something moved since the backstop was armed — a body chunk, an interim
+   * response —, noted without a clock read.
+   */
+  #movedUntimed = false
+  /** When the last piece of the request went out while the phase was left to the deadline (our clock). */
+  #sentAt = 0
   /** When the phase timer was last armed (our clock). */
   #armedAt = 0
   #bodyPaused = false
@@ -296,7 +304,12 @@ export class Attempt {
    * once (a string, a Buffer) costs no timer churn.
    */
   sending(): void {
-    if (this.state !== 'headers' || this.#untimed || this.#timer === undefined) return
+    if (this.#untimed) {
+      // The backstop counts from here, as the timer below is re-armed.
+      this.#sentAt = this.init.clock.now()
+      return
+    }
+    if (this.state !== 'headers' || this.#timer === undefined) return
     if (this.#upload !== undefined) this.#reading = this.#upload()
     const now = this.init.clock.now()
     if (now - this.#armedAt < 1) return
@@ -314,6 +327,7 @@ export class Attempt {
   interim(): void {
     if (this.state !== 'headers') return
     this.answerBegun = true
+    if (this.#untimed) this.#movedUntimed = true
     if (this.#untimed || this.#timer === undefined) return
     this.#arm(this.init.clock.now())
   }
@@ -379,6 +393,7 @@ export class Attempt {
     this.bytesReceived += bytes
     if (this.state !== 'body' || this.#bodyPaused) return
     const measure = this.init.measureGaps === true
+    if (this.#untimed) this.#movedUntimed = true
     if (this.#untimed && !measure) return
     const now = this.init.clock.now()
     if (measure) this.#endGap(now)
@@ -538,10 +553,25 @@ export class Attempt {
     const enforced = boundingDeadline(this.init.deadline)
     const remaining = enforced ? this.#left(enforced, now) : Number.POSITIVE_INFINITY
     if (own <= 0 || own >= remaining) {
-      // The deadline (or nothing) bounds this phase, and will until it ends.
+      // The deadline (or nothing) bounds this phase, and will until it ends
+      // — unless it is disposed first (express disposes the request's as
+      // its response ends; `using`): it then never expires, and a phase
+      // left to it had no bound at all. A server that never answered, or
+      // went silent mid-body, held the call, its socket and its attempt for
+      // good, where under no deadline its own limit fails it. So one timer
+      // at that limit stays armed behind the deadline (`#backstop`), never
+      // re-armed per chunk; the deadline ends the phase first while it lasts.
       this.#untimed = true
+      if (own > 0) {
+        this.#movedUntimed = false
+        this.#sentAt = now
+        this.#timer = this.init.clock.setTimeout(() => this.#backstop(phase, own), own)
+      }
       return
     }
+    // Timed again (the deadline disposed, a reader resuming after it):
+    // each chunk re-arms the timer from here on, or it cut a flowing body.
+    this.#untimed = false
     this.#timer = this.init.clock.setTimeout(() => {
       this.#timer = undefined
       if (this.#uploadMoved()) {
@@ -558,6 +588,44 @@ export class Attempt {
       const left = enforced ? enforced.remaining() : Number.POSITIVE_INFINITY
       this.abort(left <= TIE_MS ? this.deadlineError(error) : error)
     }, own)
+  }
+
+  /**
+   * The phase's own limit has passed while the deadline bounded it. A
+   * deadline that still does has ended the attempt or is about to (its
+   * timer due with this one): the phase is judged again. One disposed
+   * since no longer bounds it: a phase silent for its whole limit — nothing
+   * received, the last piece of the request sent that long ago — fails as
+   * it would under no deadline, and one sent later is looked at again when
+   * its limit is up; else (a chunk came, the upload moved) its limit counts
+   * from now, re-armed by each chunk as any timed phase's (never early:
+   * when the last chunk came is not known).
+   */
+  #backstop(phase: EgressPhase, own: number): void {
+    this.#timer = undefined
+    if (this.state !== phase) return
+    const now = this.init.clock.now()
+    // Disposed, it reads as a deadline that never expires: no time left to bound by.
+    const enforced = boundingDeadline(this.init.deadline)
+    const left = enforced ? this.#left(enforced, now) : Number.POSITIVE_INFINITY
+    if (left === Number.POSITIVE_INFINITY && !this.#movedUntimed && !this.#uploadMoved()) {
+      const quietMs = now - this.#sentAt
+      if (quietMs < own) {
+        this.#timer = this.init.clock.setTimeout(() => this.#backstop(phase, own), own - quietMs)
+        return
+      }
+      const Timeout = TIMEOUTS[phase]
+      this.abort(
+        new Timeout({
+          elapsedMs: this.elapsed(),
+          bytesReceived: this.bytesReceived,
+          limitMs: own,
+          cause: undefined,
+        }),
+      )
+      return
+    }
+    this.#arm(now)
   }
 
   /**

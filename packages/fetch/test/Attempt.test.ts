@@ -51,4 +51,86 @@ describe('Attempt', () => {
     attempt.finish()
     expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0)
   })
+
+  // A body phase whose limit (400) is longer than the time left (300) is left
+  // to the deadline. Disposed mid-body, that deadline bounds nothing: the
+  // limit takes over, as under no deadline — for a body that keeps flowing
+  // too, whose chunks must keep re-arming it.
+  describe('a phase left to the deadline, once the deadline is disposed', () => {
+    const bodyLimited = { ...limits, bodyTimeoutMs: 400 }
+    const inBody = (deadline: Deadline) => {
+      const attempt = new Attempt({
+        deadline,
+        signal: undefined,
+        limits: bodyLimited,
+        clock: deadline.clock,
+        method: 'GET',
+        url: 'http://x/',
+        number: 1,
+      })
+      attempt.enter('body')
+      return attempt
+    }
+
+    it('a silent body fails at its own limit', () => {
+      const clock = new ManualClock()
+      const deadline = Deadline.after(300, { clock })
+      const attempt = inBody(deadline)
+      deadline.dispose()
+      clock.advance(400)
+      expect(attempt.done).toBe(true)
+      expect(attempt.reason).toMatchObject({ code: 'BODY_TIMEOUT', limitMs: 400 })
+    })
+
+    it('a body still flowing is not cut: each chunk re-arms the limit', () => {
+      const clock = new ManualClock()
+      const deadline = Deadline.after(300, { clock })
+      const attempt = inBody(deadline)
+      deadline.dispose()
+      for (let i = 0; i < 4; i++) {
+        clock.advance(300)
+        attempt.chunk(10)
+      }
+      expect(attempt.done).toBe(false)
+      clock.advance(400)
+      expect(attempt.reason).toMatchObject({ code: 'BODY_TIMEOUT' })
+    })
+
+    it('the headers limit counts from the last piece of the request sent, as under no deadline', () => {
+      const clock = new ManualClock()
+      const deadline = Deadline.after(300, { clock })
+      const attempt = new Attempt({
+        deadline,
+        signal: undefined,
+        limits: { ...limits, headersTimeoutMs: 400 },
+        clock,
+        method: 'PUT',
+        url: 'http://x/',
+        number: 1,
+      })
+      attempt.enter('headers')
+      clock.advance(100)
+      attempt.sending() // the upload's last piece, at 100
+      deadline.dispose()
+      clock.advance(300)
+      expect(attempt.done).toBe(false)
+      clock.advance(100)
+      expect(attempt.reason).toMatchObject({ code: 'HEADERS_TIMEOUT', limitMs: 400 })
+    })
+
+    it('nor one whose reader paused and resumed after the dispose', () => {
+      const clock = new ManualClock()
+      const deadline = Deadline.after(300, { clock })
+      const attempt = inBody(deadline)
+      deadline.dispose()
+      attempt.pauseBody(true)
+      attempt.pauseBody(false)
+      clock.advance(300)
+      attempt.chunk(10)
+      clock.advance(300) // 600 after the resume, 300 after the last chunk
+      expect(attempt.done).toBe(false)
+      attempt.finish()
+      expect(clock.pendingTimers).toBe(0)
+    })
+  })
 })

@@ -31,3 +31,43 @@ describe('createFetch under a deadline disposed while live', () => {
     expect(server.records[0]?.headers['x-deadline-remaining-ms']).toBeUndefined()
   })
 })
+
+/**
+ * A phase whose own limit was longer than the time left was left to the
+ * deadline alone, with no timer of its own. Disposed mid-call (express
+ * disposes the request's as its response ends, work going on after the
+ * answer), the deadline never expired, and nothing bounded that phase any
+ * more: a server that never answered, or fell silent mid-body, held the
+ * call, its socket and its attempt for good — where under no deadline, or
+ * one longer than the limit, the limit failed it (HEADERS_TIMEOUT /
+ * BODY_TIMEOUT after 400 ms here). On a ManualClock: no wait is real.
+ */
+describe('createFetch under a deadline disposed mid-call', () => {
+  it('fails a server that never answers at headersTimeoutMs, as under no deadline', async () => {
+    const server: FaultServer = await faultServer({ type: 'hang' })
+    closers.push(server)
+    const clock = new ManualClock()
+    const fetch = createFetch({ clock, headersTimeoutMs: 400 })
+    closers.push({ close: () => fetch.dispatcher.destroy() })
+    const deadline = Deadline.after(300, { clock }) // shorter than the limit: the deadline bounded the phase
+    const call = fetch(server.url, { deadline, retry: false })
+    await server.request(0)
+    deadline.dispose()
+    clock.advance(400)
+    await expect(call).rejects.toMatchObject({ code: 'HEADERS_TIMEOUT', limitMs: 400 })
+  })
+
+  it('fails a body that falls silent at bodyTimeoutMs, as under no deadline', async () => {
+    const server: FaultServer = await faultServer({ type: 'headers-then-stall' })
+    closers.push(server)
+    const clock = new ManualClock()
+    const fetch = createFetch({ clock, bodyTimeoutMs: 400 })
+    closers.push({ close: () => fetch.dispatcher.destroy() })
+    const deadline = Deadline.after(300, { clock })
+    const res = await fetch(server.url, { deadline })
+    const read = res.text() // reading when the deadline is disposed
+    deadline.dispose()
+    clock.advance(400)
+    await expect(read).rejects.toMatchObject({ code: 'BODY_TIMEOUT', limitMs: 400 })
+  })
+})
