@@ -18,10 +18,12 @@ import { noRouteMessage } from './http/noRouteMessage.js'
 import { pathOf } from './http/pathOf.js'
 import type { DrainReport } from './http/RequestTracker.js'
 import { hasBody } from './http/readBody.js'
+import { lacksHost, refuseHostless } from './http/refuseHostless.js'
 import { refuseUnparsed } from './http/refuseUnparsed.js'
 import { scopeOf } from './http/requestScope.js'
 import { sendJson } from './http/sendJson.js'
 import { trackIdleConnections } from './http/trackIdleConnections.js'
+import type { LogLevel } from './log/GatewayLogger.js'
 import { optionError } from './optionError.js'
 import { GATEWAY_OPTION_NAMES, refuseUnknownGatewayOptions } from './refuseUnknownGatewayOptions.js'
 
@@ -154,11 +156,19 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     throw error
   }
   const clock = gatewayOptions.clock ?? systemClock
-  const server = createServer()
+  // Node's own check of `Host` answered ahead of every listener, with a
+  // bare 400 nobody could trace: the gateway makes it (refuseHostless).
+  const server = createServer({ requireHostHeader: false })
   keepIdleConnections(server, keepAliveTimeoutMs)
   const served = trackIdleConnections(server)
+  const log = (level: LogLevel, event: string, fields: Record<string, unknown>) =>
+    gateway.log(level, event, fields)
   const serve = (req: IncomingMessage, res: ServerResponse) => {
     served(res)
+    if (lacksHost(req)) {
+      refuseHostless(res, log)
+      return
+    }
     gateway(req as Request, res as Response, (error?: unknown) => {
       // Answered already (an error after the headers): its handler logged it.
       const answered = res.headersSent
@@ -182,10 +192,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
   server.on('checkExpectation', serve)
   // What Node's parser cannot read gets an answer with an id and a log line
   // (Node's own: a bare 400 nobody could trace).
-  server.on(
-    'clientError',
-    refuseUnparsed((level, event, fields) => gateway.log(level, event, fields)),
-  )
+  server.on('clientError', refuseUnparsed(log))
   try {
     // Serve with shared limits from the first request when Redis is reachable;
     // locally otherwise, or at once when a signal came: no point waiting to serve.

@@ -94,6 +94,39 @@ describe('a request Node cannot parse, under startGateway', () => {
     ])
   })
 
+  it('an HTTP/1.1 request without Host: 400 with an id, invalid_request naming it, and its line', async () => {
+    const { url, logs } = await start()
+    // Node refused it itself (requireHostHeader), ahead of every listener:
+    // `400 Bad Request`, an empty body, no id, no line.
+    const body = JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'x' }] })
+    const answer = await exchange(
+      url,
+      'POST /v1/chat/completions HTTP/1.1\r\ncontent-type: application/json\r\n' +
+        `content-length: ${body.length}\r\n\r\n${body}`,
+      sockets,
+    )
+    expect(answer.split('\r\n')[0]).toBe('HTTP/1.1 400 Bad Request')
+    const id = headerOf(answer, 'x-request-id')
+    expect(id).toMatch(/^[0-9a-f-]{36}$/)
+    expect(headerOf(answer, 'connection')).toBe('close')
+    const error = (
+      JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4)) as {
+        error: { code: string; message: string; param: string | null }
+      }
+    ).error
+    expect(error).toMatchObject({ code: 'invalid_request', param: null })
+    expect(error.message).toContain('Host')
+    expect(logs.filter((l) => l.event === 'request')).toEqual([
+      expect.objectContaining({
+        requestId: id,
+        status: 400,
+        error: 'invalid_request',
+        reason: 'missing_host',
+      }),
+    ])
+    expect(fake!.requests).toHaveLength(0)
+  })
+
   it('a request already being answered keeps its own line (499) and Node’s bare 400, as before', async () => {
     const { url, logs } = await start()
     const body = JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'x' }] })
