@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { anthropicToolUseId } from '../../src/dialects/anthropic/toolUseId.js'
+import { AnthropicToolIds, anthropicToolUseId } from '../../src/dialects/anthropic/toolUseId.js'
 import { dialects } from '../../src/dialects/dialects.js'
 import type { ChatMessage } from '../../src/types.js'
 
@@ -131,5 +131,12 @@ describe('tool-call ids repeated across turns (Anthropic: "`tool_use` ids must b
     const ids = turns[1]?.content.map((b) => b['id'])
     expect(new Set(ids).size).toBe(2)
     expect(turns[2]?.content.map((b) => b['tool_use_id'])).toEqual(ids)
+  })
+
+  it('name a repeat past literal ids that look like its suffixes (`a_2` sent before `a` repeats)', () => {
+    const ids = new AnthropicToolIds()
+    const sent = ['a', 'a_2', 'a', 'a_3', 'a', 'a', 'a_2'].map((id, i) => ids.call(id, i))
+    // Every one unique; a repeat takes the least suffix not yet sent.
+    expect(sent).toEqual(['a', 'a_2', 'a_3', 'a_3_2', 'a_4', 'a_5', 'a_2_2'])
   })
 })

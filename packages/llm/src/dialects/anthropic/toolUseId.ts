@@ -41,6 +41,13 @@ export function anthropicToolUseId(id: string): string {
  */
 export class AnthropicToolIds {
   readonly #sent = new Set<string>()
+  /**
+   * Per id as sent first: the next suffix to try. Trying `_2`, `_3`, … from
+   * the start on every repeat made a history of n calls named `call_0`
+   * cost n²/2 lookups: 14,000 turns (2.5 MB, within the gateway's 4 MiB
+   * body limit) held the event loop ~20 s.
+   */
+  readonly #nextSuffix = new Map<string, number>()
   /** Per id as written: the message that last called it, and what was sent for its calls there not yet answered. */
   readonly #open = new Map<string, { message: number; ids: string[] }>()
   /** Per id as written: what was sent for its latest call. */
@@ -50,7 +57,14 @@ export class AnthropicToolIds {
   call(id: string, message: number): string {
     const base = anthropicToolUseId(id)
     let sent = base
-    for (let n = 2; this.#sent.has(sent); n++) sent = `${base}_${n}`
+    if (this.#sent.has(sent)) {
+      // Every suffix below the one kept was taken already (by this id's
+      // repeats, or skipped as another id's): the same ids as trying from 2.
+      let n = this.#nextSuffix.get(base) ?? 2
+      while (this.#sent.has(`${base}_${n}`)) n++
+      sent = `${base}_${n}`
+      this.#nextSuffix.set(base, n + 1)
+    }
     this.#sent.add(sent)
     const open = this.#open.get(id)
     if (open?.message === message) open.ids.push(sent)
