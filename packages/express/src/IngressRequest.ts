@@ -32,6 +32,7 @@ import { destroyIfEndStalls } from './destroyIfEndStalls.js'
 import { dropBodyHeaders } from './dropBodyHeaders.js'
 import { dropCutUpload } from './dropCutUpload.js'
 import { dropHeadBody } from './dropHeadBody.js'
+import { fromItsTurn } from './fromItsTurn.js'
 import { isHttp2 } from './isHttp2.js'
 import { markNoRetry } from './markNoRetry.js'
 import { nodeAnswered } from './nodeAnswered.js'
@@ -121,6 +122,8 @@ export class IngressRequest {
   #timedOutAt: number | undefined
   /** Armed when respond's `end`, or a started stream's end, has not finished yet (see `#boundDeferredEnd`); cleared in `#finish`. */
   #endGrace: TimerLink | undefined
+  /** Forgets the wait of such an end for its pipelined turn (see `#boundUnfinishedEnd`); called in `#finish`. */
+  #forgetTurn: (() => void) | undefined
   /** The timer of the 504 still due after the handler cancelled its deadline (see `#onDeadlineCancel`). */
   #stillDue: TimerLink | undefined
   /** What the socket had been given when the request arrived, if it had one (see `wholeBodyGiven`). */
@@ -386,11 +389,11 @@ export class IngressRequest {
       writeInvalid(this.res, this.req.method, invalid)
       // Its `end` reached a middleware that completes it later
       // (express-session saving to its store) and has not: bounded as the
-      // 504 is, on a system timer (the deadline is released just below). A
-      // store that never answered held the 400 for good.
-      if (!this.res.writableEnded && !this.res.destroyed && !queued(this.res)) {
-        destroyIfEndStalls(this.res)
-      }
+      // 504 is, from its turn, on a system timer (the deadline is released
+      // just below, and with it what would forget the wait: a response
+      // over before its turn never gets it). A store that never answered
+      // held the 400 for good.
+      fromItsTurn(this.res, () => destroyIfEndStalls(this.res))
     } finally {
       // Now, not on 'finish': the end event reaches the server span while
       // instrumentation-http still has it open, and nothing waits on the socket.
@@ -585,7 +588,7 @@ export class IngressRequest {
       }
       if (this.res.writableEnded) return '504'
       if (ending.called) {
-        this.#boundDeferredEnd()
+        this.#boundUnfinishedEnd()
         return '504'
       }
     }
@@ -607,17 +610,22 @@ export class IngressRequest {
     // The 504's `end` reached a middleware that completes it later
     // (express-session saving to its store) and has not: bounded as
     // respond's answer is. A store that never answered held the 504 for
-    // good, all but its last byte sent, and the request never ended. Not
-    // one queued behind another pipelined answer, as above.
-    else if (
-      action === '504' &&
-      !this.res.writableEnded &&
-      !this.res.destroyed &&
-      !queued(this.res)
-    ) {
-      this.#boundDeferredEnd()
-    }
+    // good, all but its last byte sent, and the request never ended.
+    else if (action === '504') this.#boundUnfinishedEnd()
     return action
+  }
+
+  /**
+   * An answer of ours (respond's, the plain 504) whose `end` a middleware
+   * completes later and has not: bounded by `#boundDeferredEnd`, from its
+   * turn (see `fromItsTurn`) — one queued behind another pipelined answer
+   * waits for it, neither cut while it waits nor left unbounded once it
+   * has its socket. Nothing for one complete by then.
+   */
+  #boundUnfinishedEnd(): void {
+    // Taken now: the late writers' swallowing (next in `#expire`) wraps `destroy` too.
+    const destroy = this.res.destroy
+    this.#forgetTurn = fromItsTurn(this.res, () => this.#boundDeferredEnd(destroy))
   }
 
   /**
@@ -630,9 +638,10 @@ export class IngressRequest {
    * client never reads (see `#answer`). The timer is on the deadline's
    * clock, cleared by `#finish`.
    */
-  #boundDeferredEnd(): void {
-    // Taken now: the late writers' swallowing (next in `#expire`) wraps `destroy` too.
-    const link: TimerLink = { ingress: this, destroy: this.res.destroy, handle: undefined }
+  #boundDeferredEnd(destroy = this.res.destroy): void {
+    // Taken now (or by the caller, before): the late writers' swallowing
+    // (next in `#expire`) wraps `destroy` too.
+    const link: TimerLink = { ingress: this, destroy, handle: undefined }
     this.#endGrace = link
     link.handle = this.deadline.clock.setTimeout(
       () => IngressRequest.#endGraceFired(link),
@@ -788,6 +797,10 @@ export class IngressRequest {
     if (this.#endGrace !== undefined) {
       this.deadline.clock.clearTimeout(unlink(this.#endGrace))
       this.#endGrace = undefined
+    }
+    if (this.#forgetTurn !== undefined) {
+      this.#forgetTurn()
+      this.#forgetTurn = undefined
     }
     if (this.#stillDue !== undefined) this.#clearStillDue()
     if (this.#onFinish !== undefined) removeListener.call(this.res, 'finish', this.#onFinish)

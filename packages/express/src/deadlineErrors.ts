@@ -10,6 +10,7 @@ import {
 import type { ErrorRequestHandler } from 'express'
 import { clientLeft } from './clientLeft.js'
 import { destroyIfEndStalls } from './destroyIfEndStalls.js'
+import { fromItsTurn } from './fromItsTurn.js'
 import { IngressRequest } from './IngressRequest.js'
 import { queued, writeExpired } from './writeExpired.js'
 
@@ -151,11 +152,12 @@ export function deadlineErrors(...misuse: never[]): ErrorRequestHandler {
     const action = writeExpired(res, req.method, reason, ingress?.givenBefore)
     if (action === 'ended' && !endedBefore && !res.destroyed && !queued(res)) {
       destroyIfEndStalls(res)
-    } else if (action === '504' && !res.writableEnded && !res.destroyed && !queued(res)) {
+    } else if (action === '504') {
       // Its `end` reached a middleware that completes it later
-      // (express-session saving to its store): bounded the same, or a store
-      // that never answered held the 504 for good.
-      destroyIfEndStalls(res)
+      // (express-session saving to its store): bounded the same, from its
+      // turn (queued behind a pipelined answer, it waits for its socket),
+      // or a store that never answered held the 504 for good.
+      fromItsTurn(res, () => destroyIfEndStalls(res))
     }
   }
 }

@@ -14,7 +14,9 @@ import { RESPOND_END_GRACE_MS } from './watchEnd.js'
  * middleware that completes it later (express-session saving to a store
  * that never answers) is destroyed the same: `deadlineErrors()`'s 504, and
  * the 400 `deadline()` refuses a malformed header with under `strict` (its
- * deadline is released at once, so nothing of it can bound that end).
+ * deadline is released at once, so nothing of it can bound that end),
+ * counted from their turn when queued behind a pipelined answer (see
+ * `fromItsTurn`).
  *
  * A system timer: without `deadline()` there is no deadline clock to arm it
  * on. Unref'd, so it holds no process open; cleared on the response's

@@ -1,10 +1,13 @@
+import { once } from 'node:events'
+import type { Socket } from 'node:net'
 import { DeadlineExceededError, ManualClock } from '@hourglass/core'
-import type { Express, RequestHandler, Response } from 'express'
+import type { ErrorRequestHandler, Express, RequestHandler, Response } from 'express'
 import { request } from 'undici'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { deadline, deadlineErrors, expressChannels, type IngressEndMessage } from '../src/index.js'
 import { RESPOND_END_GRACE_MS } from '../src/watchEnd.js'
 import { deferredEnd } from './support/deferredEnd.js'
+import { pipelined, pipelinedGet } from './support/pipelined.js'
 import { deferred, listen, majors, type Running, record } from './support/servers.js'
 
 /**
@@ -88,6 +91,35 @@ describe.each(majors)('the plain 504 behind an end that never completes ($name)'
     }
   })
 
+  it('keeps an end that completes 1 ms before the grace is over', async () => {
+    const ended = record<IngressEndMessage>(expressChannels.end.name)
+    try {
+      const clock = new ManualClock()
+      const saved = deferred()
+      const handled = deferred<Response>()
+      const app = major.app()
+      app.use(deadline({ defaultMs: 1000, reserveMs: 10, clock }))
+      app.use(deferredEnd(saved.promise))
+      app.get('/', (_req, res) => handled.resolve(res))
+      const answer = serve(app)
+      const res = await handled.promise
+      clock.advance(990)
+      const reply = await answer
+      const body = reply.body.text()
+      clock.advance(RESPOND_END_GRACE_MS - 1)
+      saved.resolve()
+      await ended.count(1)
+      clock.advance(1)
+      // Finished whole, not destroyed under it (a clean end closes it too).
+      expect(res.writableFinished).toBe(true)
+      expect(JSON.parse(await body)).toMatchObject({ error: 'deadline_exceeded' })
+      expect(ended.messages.map((m) => [m.outcome, m.statusCode])).toEqual([['expired', 504]])
+      expect(clock.pendingTimers).toBe(0)
+    } finally {
+      ended.stop()
+    }
+  })
+
   it('deadlineErrors() without deadline(): its 504 is destroyed a grace later too', async () => {
     // Only the grace's timer (a system one: no deadline clock without deadline()).
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] })
@@ -139,5 +171,144 @@ describe.each(majors)('the plain 504 behind an end that never completes ($name)'
     } finally {
       ended.stop()
     }
+  })
+})
+
+/**
+ * The same answers queued behind another pipelined answer on their
+ * connection (no socket yet): their wait is the answer ahead's, and a
+ * destroy meanwhile took the shared connection, so they are not cut while
+ * they wait. Left out of the bound altogether, they were held for good
+ * once their turn came (all but the last byte sent, the socket open, the
+ * request never ended): the grace now starts at their turn.
+ */
+describe.each(majors)('the same answers queued behind a pipelined answer ($name)', (major) => {
+  const running: Running[] = []
+  const sockets: Socket[] = []
+  afterEach(async () => {
+    vi.useRealTimers()
+    for (const socket of sockets.splice(0)) socket.destroy()
+    await Promise.all(running.splice(0).map((s) => s.close()))
+  })
+
+  /**
+   * `/first` writes a byte and ends when `gate` resolves; `/next`'s end
+   * goes through a store that never answers (`mount` adds what answers it).
+   */
+  function pipelineApp(gate: Promise<void>, mount: (app: Express) => void): Express {
+    const app = major.app()
+    const never = deferredEnd('never')
+    app.use((req, res, next) => (req.path === '/next' ? never(req, res, next) : next()))
+    mount(app)
+    app.get('/first', (_req, res) => {
+      res.write('a')
+      void gate.then(() => res.end('b'))
+    })
+    return app
+  }
+
+  async function pipeline(app: Express, next: string) {
+    const server = await listen(app)
+    running.push(server)
+    return pipelined(server, pipelinedGet('/first') + next, sockets)
+  }
+
+  /** Its turn comes (`/first` ends), then a grace on `advance`'s clock: destroyed at its very end. */
+  async function cutAGraceAfterItsTurn(
+    res: Response,
+    gate: () => void,
+    advance: (ms: number) => void,
+  ) {
+    expect(res.socket).toBeNull()
+    advance(RESPOND_END_GRACE_MS)
+    // Waiting its turn is no stall: a destroy now took the shared connection.
+    expect(res.destroyed).toBe(false)
+    const turn = once(res, 'socket')
+    gate()
+    await turn
+    advance(RESPOND_END_GRACE_MS - 1)
+    expect(res.destroyed).toBe(false)
+    advance(1)
+    // Before, nothing bounded it: all but its last byte sent, held for good.
+    expect(res.destroyed).toBe(true)
+  }
+
+  it("deadline()'s 504: destroyed a grace after its turn, the request ends expired", async () => {
+    const ended = record<IngressEndMessage>(expressChannels.end.name)
+    try {
+      const clock = new ManualClock()
+      const gate = deferred()
+      const handled = deferred<Response>()
+      const app = pipelineApp(gate.promise, (app) => {
+        app.use(deadline({ defaultMs: 10_000, reserveMs: 10, clock }))
+        app.get('/next', (_req, res) => handled.resolve(res))
+      })
+      const connection = await pipeline(app, pipelinedGet('/next', 200))
+      const res = await handled.promise
+      clock.advance(190) // /next's deadline: its 504, queued behind /first
+      await cutAGraceAfterItsTurn(res, gate.resolve, (ms) => clock.advance(ms))
+      await ended.count(2)
+      expect(ended.messages.map((m) => [m.outcome, m.statusCode])).toEqual([
+        ['ok', 200],
+        ['expired', 504],
+      ])
+      const text = await connection.text()
+      expect([...text.matchAll(/HTTP\/1\.1 (\d+)/g)].map((m) => m[1])).toEqual(['200', '504'])
+      expect(clock.pendingTimers).toBe(0)
+    } finally {
+      ended.stop()
+    }
+  })
+
+  it("strict's 400: destroyed a grace after its turn", async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] })
+    const ended = record<IngressEndMessage>(expressChannels.end.name)
+    try {
+      const gate = deferred()
+      const given = deferred<Response>()
+      const app = pipelineApp(gate.promise, (app) => {
+        app.use((req, res, next) => {
+          if (req.path === '/next') given.resolve(res)
+          next()
+        })
+        app.use(deadline({ strict: true, clock: new ManualClock() }))
+      })
+      const connection = await pipeline(
+        app,
+        'GET /next HTTP/1.1\r\nHost: x\r\nx-deadline-remaining-ms: soon\r\n\r\n',
+      )
+      const res = await given.promise
+      await ended.count(1) // refused, its 400 queued behind /first
+      await cutAGraceAfterItsTurn(res, gate.resolve, (ms) => vi.advanceTimersByTime(ms))
+      const text = await connection.text()
+      expect([...text.matchAll(/HTTP\/1\.1 (\d+)/g)].map((m) => m[1])).toEqual(['200', '400'])
+      expect(ended.messages.map((m) => [m.outcome, m.statusCode])).toEqual([
+        ['refused', 400],
+        ['ok', 200],
+      ])
+    } finally {
+      ended.stop()
+    }
+  })
+
+  it("deadlineErrors()'s 504 without deadline(): destroyed a grace after its turn", async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] })
+    const gate = deferred()
+    const answered = deferred<Response>()
+    const errors = deadlineErrors()
+    const app = pipelineApp(gate.promise, (app) => {
+      app.get('/next', (_req, _res, next) => {
+        next(new DeadlineExceededError({ budgetMs: 100, elapsedMs: 100, slice: 'lookup' }))
+      })
+      app.use(((error, req, res, next) => {
+        errors(error, req, res, next)
+        answered.resolve(res)
+      }) as ErrorRequestHandler)
+    })
+    const connection = await pipeline(app, pipelinedGet('/next'))
+    const res = await answered.promise
+    await cutAGraceAfterItsTurn(res, gate.resolve, (ms) => vi.advanceTimersByTime(ms))
+    const text = await connection.text()
+    expect([...text.matchAll(/HTTP\/1\.1 (\d+)/g)].map((m) => m[1])).toEqual(['200', '504'])
   })
 })

@@ -1,5 +1,7 @@
+import type { Socket } from 'node:net'
 import { Readable } from 'node:stream'
 import { ManualClock } from '@hourglass/core'
+import type { Response } from 'express'
 import { request } from 'undici'
 import { afterEach, describe, expect, it, onTestFinished } from 'vitest'
 import {
@@ -10,6 +12,7 @@ import {
   type IngressEndMessage,
 } from '../src/index.js'
 import { deferredEnd } from './support/deferredEnd.js'
+import { pipelined, pipelinedGet } from './support/pipelined.js'
 import { client, deferred, listen, majors, type Running, record } from './support/servers.js'
 
 /**
@@ -80,6 +83,50 @@ describe.each(majors)(
         }
       },
     )
+
+    it('queued behind a pipelined answer: its answer, complete while it waits, goes out whole when its turn comes', async () => {
+      const clock = new ManualClock()
+      const ended = record<IngressEndMessage>(expressChannels.end.name)
+      const sockets: Socket[] = []
+      onTestFinished(() => {
+        for (const socket of sockets) socket.destroy()
+        ended.stop()
+      })
+      const gate = deferred()
+      const handled = deferred<Response>()
+      const app = major.app()
+      const answers = deferredEnd('answers')
+      app.use((req, res, next) => (req.path === '/next' ? answers(req, res, next) : next()))
+      app.use(deadline({ defaultMs: 10_000, reserveMs: 10, clock, respond }))
+      app.get('/first', (_req, res) => {
+        res.write('a')
+        void gate.promise.then(() => res.end('b'))
+      })
+      app.get('/next', (_req, res) => handled.resolve(res))
+      server = await listen(app)
+      const connection = await pipelined(
+        server,
+        pipelinedGet('/first') + pipelinedGet('/next', 200),
+        sockets,
+      )
+      const res = await handled.promise
+      clock.advance(190) // /next's deadline: respond's answer, queued behind /first
+      await new Promise<void>((resolve) => setImmediate(resolve)) // the store answers
+      expect([res.writableEnded, res.socket]).toEqual([true, null])
+      clock.advance(1000)
+      // Before, the grace destroyed it here, complete but waiting its turn:
+      // Node then destroyed the shared connection, and it never arrived.
+      expect(res.destroyed).toBe(false)
+      gate.resolve()
+      await ended.count(2)
+      const text = await connection.text()
+      expect(text).toContain('{"error":{"code":"deadline_exceeded"}}')
+      expect(ended.messages.map((m) => [m.outcome, m.statusCode])).toEqual([
+        ['ok', 200],
+        ['expired', 504],
+      ])
+      expect(clock.pendingTimers).toBe(0)
+    })
 
     it('a stream with a length piped in behind such a middleware is cut at once, its source stopped', async () => {
       const clock = new ManualClock()
