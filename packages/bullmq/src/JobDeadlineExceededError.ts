@@ -1,4 +1,4 @@
-import { DeadlineExceededError, isDeadlineExceeded } from '@hourglass/core'
+import { DeadlineExceededError, isDeadlineExceeded, messageOf } from '@hourglass/core'
 
 /**
  * Where a job was when its deadline ended it:
@@ -79,13 +79,28 @@ function describe(d: JobDeadlineExceededDetails, budgetMs: number, elapsedMs: nu
     }
     return `${job} reached a worker${from} ${elapsedMs - budgetMs} ms after its deadline (${added}); not run`
   }
-  const cause = d.cause instanceof Error ? `: ${d.cause.message}` : ''
+  const cause = causeText(d.cause)
   if (d.stage === 'retry') {
     const left = Math.max(0, budgetMs - elapsedMs)
     const delay = Math.round(d.retryDelayMs ?? 0)
     return `${job} failed with ${left} ms left (${added}) and its next attempt, after ${delay} ms, would not fit; not retried${cause}`
   }
   return `${job} was stopped by its deadline (${added})${cause}`
+}
+
+/**
+ * What the failed attempt threw, after a colon, when it is an Error. Never
+ * throws: a processor rejects with anything, and an Error whose `message`
+ * getter throws (or a revoked Proxy, on which `instanceof` throws) threw out
+ * of this constructor — the job failed with that error instead of
+ * `deadline_exceeded`, and BullMQ retried it.
+ */
+function causeText(cause: unknown): string {
+  try {
+    return cause instanceof Error ? `: ${messageOf(cause)}` : ''
+  } catch {
+    return ''
+  }
 }
 
 /** True for the error a worker fails a job with when the job's deadline ended it (any installed copy). */

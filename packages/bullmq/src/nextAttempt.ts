@@ -22,8 +22,16 @@ const RATE_LIMIT_MESSAGE = 'bullmq:rateLimitExceeded'
  * deferral, its retry past the deadline went unchecked.
  */
 export function isDeferral(error: unknown): boolean {
-  if (!(error instanceof Error)) return false
-  return DEFERRED.has(error.name) || error.message === RATE_LIMIT_MESSAGE
+  // Whatever a processor rejects with: an Error whose `message` getter
+  // throws, or a revoked Proxy (whose `instanceof` throws), threw out of here
+  // ahead of the deadline's branch, and the job failed with that throw —
+  // retried by BullMQ — where its deadline had stopped it.
+  try {
+    if (!(error instanceof Error)) return false
+    return DEFERRED.has(error.name) || error.message === RATE_LIMIT_MESSAGE
+  } catch {
+    return false
+  }
 }
 
 /** The errors by which a processor says it has moved its own job itself. */
@@ -37,7 +45,12 @@ const OWN_MOVES = new Set(['DelayedError', 'WaitingError', 'WaitingChildrenError
  * that job itself.
  */
 export function isOwnMove(error: unknown): boolean {
-  return error instanceof Error && OWN_MOVES.has(error.name)
+  // Never throws, as `isDeferral`.
+  try {
+    return error instanceof Error && OWN_MOVES.has(error.name)
+  } catch {
+    return false
+  }
 }
 
 /**

@@ -65,6 +65,7 @@ export { isAbortSignal } from './isAbortSignal.js'
 export { isDeadline } from './isDeadline.js'
 export { knownDeadlineSources } from './knownDeadlineSources.js'
 export { ManualClock } from './ManualClock.js'
+export { messageOf } from './messageOf.js'
 export { optionError } from './optionError.js'
 export { outcomeWithin, type WorkOutcome } from './outcomeWithin.js'
 export {

@@ -17,6 +17,7 @@ import { ConnectTimeoutError } from './errors/ConnectTimeoutError.js'
 import { DnsTimeoutError } from './errors/DnsTimeoutError.js'
 import type { EgressErrorDetails, EgressPhase } from './errors/EgressError.js'
 import { HeadersTimeoutError } from './errors/HeadersTimeoutError.js'
+import { fieldOf } from './fieldOf.js'
 import type { PhaseLimits } from './options.js'
 import { queuedBytes } from './queuedBytes.js'
 import { resetUpload } from './resetUpload.js'
@@ -718,7 +719,7 @@ function endsDeadline(deadline: Deadline | undefined, reason: unknown): boolean 
 }
 
 function phaseOf(error: unknown, fallback: string | undefined): string | undefined {
-  const phase = (error as { phase?: unknown } | null)?.phase
+  const phase = fieldOf(error, 'phase')
   return typeof phase === 'string' ? phase : fallback
 }
 

@@ -6,6 +6,7 @@ import { classifyError } from './classifyError.js'
 import { BodyTimeoutError } from './errors/BodyTimeoutError.js'
 import { HeadersTimeoutError } from './errors/HeadersTimeoutError.js'
 import { forwardedReason } from './forwardedReason.js'
+import { streamableReason } from './streamableReason.js'
 import { watchUpload } from './watchUpload.js'
 
 type Handler = Dispatcher.DispatchHandler
@@ -215,7 +216,9 @@ abstract class AttemptPhases {
       this.attempt.finish(error)
     }
     if (this.hooks.beforeError?.(error, this.responded, this.attempt)) return
-    this.forwardError(error)
+    // Once answered, the error ends a body stream: one a stream cannot take
+    // (streamableReason) threw out of its destroy, and left the read hanging.
+    this.forwardError(this.responded && error === reason ? streamableReason(error) : error)
   }
 }
 
@@ -532,12 +535,21 @@ export class ControllerView implements Controller {
  * a cancel with no reason. Only on an abort, never on a call's normal path.
  */
 function abortReason(reason: unknown): Error {
-  if (Array.isArray(reason) && reason.length === 2) {
+  if (isPair(reason)) {
     return (reason[0] ??
       reason[1] ??
       new DOMException('This operation was aborted', 'AbortError')) as Error
   }
   return forwardedReason(reason)
+}
+
+/** A composite reason of two; never throws (`Array.isArray` does on a revoked Proxy, a caller's reason passed on). */
+function isPair(reason: unknown): reason is [unknown, unknown] {
+  try {
+    return Array.isArray(reason) && reason.length === 2
+  } catch {
+    return false
+  }
 }
 
 /** Abort a request whose answer is read for no one (once: undici ignores a second abort). */

@@ -7,6 +7,7 @@ import { ConnectTimeoutError } from './errors/ConnectTimeoutError.js'
 import { DnsError } from './errors/DnsError.js'
 import { HeadersTimeoutError } from './errors/HeadersTimeoutError.js'
 import { unlogParserData } from './errors/unlogParserData.js'
+import { fieldOf } from './fieldOf.js'
 
 const CONNECT_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EHOSTUNREACH', 'ENETUNREACH'])
 const DNS_CODES = new Set(['ENOTFOUND', 'EAI_AGAIN', 'EAI_FAIL', 'EAI_NONAME', 'EAI_NODATA'])
@@ -59,7 +60,7 @@ const CERTIFICATE_CODES = new Set([
  */
 export function classifyError(error: unknown, attempt: Attempt): unknown {
   if (isHourglassError(error)) return error
-  const code = (error as { code?: unknown } | null)?.code
+  const code = fieldOf(error, 'code')
   const details = {
     elapsedMs: attempt.elapsed(),
     bytesReceived: attempt.bytesReceived,
@@ -75,7 +76,7 @@ export function classifyError(error: unknown, attempt: Attempt): unknown {
     return new BodyNotReadError(details)
   }
   if (typeof code === 'string' && DNS_CODES.has(code) && attempt.state === 'queued') {
-    const hostname = (error as { hostname?: unknown }).hostname
+    const hostname = fieldOf(error, 'hostname')
     return new DnsError({ ...details, hostname: typeof hostname === 'string' ? hostname : '' })
   }
   if (typeof code === 'string' && CONNECT_CODES.has(code) && attempt.state === 'queued') {

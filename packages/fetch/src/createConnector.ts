@@ -21,9 +21,9 @@ import { Attempt } from './Attempt.js'
 import { asError } from './asError.js'
 import { claimConnectAttempt, othersWaitFor } from './attemptContext.js'
 import { ConnectError } from './errors/ConnectError.js'
-import { ConnectTimeoutError } from './errors/ConnectTimeoutError.js'
+import { isConnectTimeout } from './errors/ConnectTimeoutError.js'
 import { DnsError } from './errors/DnsError.js'
-import { DnsTimeoutError, isDnsTimeout, nameDnsTimeoutHost } from './errors/DnsTimeoutError.js'
+import { isDnsTimeout, nameDnsTimeoutHost } from './errors/DnsTimeoutError.js'
 import { lookupAbandonable } from './lookupAbandonable.js'
 import {
   CONNECTOR_OPTION_NAMES,
@@ -122,7 +122,7 @@ export function connectorFor(
         carryOn()
         return
       }
-      settle(reason instanceof Error ? reason : new Error(String(reason)))
+      settle(asError(reason))
     }
     let unregister = attempt.onAbort(stop)
     // The request that started this connect was stopped by its own deadline
@@ -422,10 +422,11 @@ function answerFromPromise(returned: unknown, onAnswer: Parameters<LookupFunctio
 /**
  * The connect's own limit fired (DNS or connect timeout): a failure of the
  * connect itself, which fails what is queued on it, as undici's own connect
- * timeout does.
+ * timeout does. Told by code, not `instanceof`: the reason may be the
+ * caller's own, and `instanceof` throws on a revoked Proxy.
  */
 function isPhaseTimeout(reason: unknown): boolean {
-  return reason instanceof DnsTimeoutError || reason instanceof ConnectTimeoutError
+  return isDnsTimeout(reason) || isConnectTimeout(reason)
 }
 
 /** The origin's `host` (name and port, a default port left out), as undici hands it. */

@@ -3,6 +3,7 @@ import {
   currentDeadline,
   type Deadline,
   describeValue,
+  hasErrorCode,
   isAbortSignal,
   optionError,
   refuseUnknownOptions,
@@ -404,7 +405,9 @@ export function createFetch(
     if (attempt !== undefined && !attempt.done) attempt.callerBody = response.body ?? undefined
     attempt?.onFinish((ended) => {
       // Dropped unread: nobody wanted this body, so there is no failure to retry.
-      if (ended.error === undefined || ended.error instanceof BodyNotReadError) return
+      // By code, not `instanceof`: the error may be the caller's abort reason,
+      // and `instanceof` throws on a revoked Proxy.
+      if (ended.error === undefined || hasErrorCode(ended.error, BodyNotReadError.code)) return
       // The caller stopped reading (cancelled the body, aborted its signal):
       // nothing failed and nothing was left to retry — judged, it was counted
       // as a skipped retry (`aborted`) on every response read only in part.

@@ -15,6 +15,7 @@ import { isRedirectWithStreamBody } from './errors/RedirectWithStreamBodyError.j
 import { isTooManyRedirects } from './errors/TooManyRedirectsError.js'
 import { isUnexpectedRedirect } from './errors/UnexpectedRedirectError.js'
 import { isUrlRefused } from './errors/UrlRefusedError.js'
+import { fieldOf } from './fieldOf.js'
 import type { ResolvedRetry } from './options.js'
 
 /** What ended an attempt: an error, or a response status (with its headers). */
@@ -185,7 +186,7 @@ export function decideRetry(outcome: Outcome, state: RetryState): RetryDecision 
 const CLOSED_CODES: ReadonlySet<unknown> = new Set(['UND_ERR_SOCKET', 'ECONNRESET', 'EPIPE'])
 
 function isClosedBeforeAnswer(error: unknown): boolean {
-  return CLOSED_CODES.has((error as { code?: unknown } | null)?.code)
+  return CLOSED_CODES.has(fieldOf(error, 'code'))
 }
 
 /**
@@ -196,12 +197,9 @@ function isClosedBeforeAnswer(error: unknown): boolean {
  * (INTERNAL_ERROR, CANCEL, …) may come after the server acted: not retried.
  */
 function isRefusedStream(error: unknown): boolean {
-  const { code, message } = (error ?? {}) as { code?: unknown; message?: unknown }
-  return (
-    code === 'ERR_HTTP2_STREAM_ERROR' &&
-    typeof message === 'string' &&
-    message.endsWith(' NGHTTP2_REFUSED_STREAM')
-  )
+  if (fieldOf(error, 'code') !== 'ERR_HTTP2_STREAM_ERROR') return false
+  const message = fieldOf(error, 'message')
+  return typeof message === 'string' && message.endsWith(' NGHTTP2_REFUSED_STREAM')
 }
 
 /** A TLS handshake failure OpenSSL reports (`ERR_SSL_WRONG_VERSION_NUMBER`, a handshake alert). */

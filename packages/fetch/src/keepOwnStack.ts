@@ -13,15 +13,28 @@
  * by `Object.hasOwn`, which formats nothing.
  */
 export function keepOwnStack(value: unknown): () => void {
-  if (typeof value !== 'object' || value === null || Object.hasOwn(value, 'stack')) return noop
+  if (typeof value !== 'object' || value === null || hasOwnStack(value) !== false) return noop
   const target = value as { stack?: unknown }
   return () => {
-    if (!Object.hasOwn(target, 'stack')) return
+    if (hasOwnStack(target) !== true) return
     try {
       delete target.stack
     } catch {
       // Made unconfigurable meanwhile: left as it is.
     }
+  }
+}
+
+/**
+ * Undefined when it cannot be told: a revoked Proxy throws on any look (undici
+ * cannot write onto it either). Thrown here, in the abort listener, it skipped
+ * the listeners after it: the fetch was never stopped, and never settled.
+ */
+function hasOwnStack(value: object): boolean | undefined {
+  try {
+    return Object.hasOwn(value, 'stack')
+  } catch {
+    return undefined
   }
 }
 

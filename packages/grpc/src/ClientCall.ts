@@ -21,6 +21,7 @@ import {
   MAX_TIMER_MS,
   markExpiryOf,
   markForeignExpiry,
+  messageOf,
   systemClock,
 } from '@hourglass/core'
 import { type GrpcClientEndMessage, grpcChannels } from './channels.js'
@@ -670,21 +671,4 @@ function toEpochMs(deadline: Date | number | null | undefined): number {
   // Math.min would take null for 0, a deadline in 1970.
   if (deadline === undefined || deadline === null) return Number.POSITIVE_INFINITY
   return deadline instanceof Date ? deadline.getTime() : deadline
-}
-
-/**
- * A cancel reason's message, for a status's details. Never throws: a deadline
- * is cancelled with whatever its caller's `AbortController` was aborted with
- * (`Deadline.after(ms, { signal })`), and `String()` of an object with no
- * prototype, an Error whose `message` getter throws or a revoked Proxy threw
- * inside the deadline's hook — reported as uncaught (the process ended),
- * with the call left running for a caller that had gone — or out of the
- * method call that made it. Such a reason reads as `describeValue` shows it.
- */
-function messageOf(reason: unknown): string {
-  try {
-    return reason instanceof Error ? String(reason.message) : String(reason)
-  } catch {
-    return describeValue(reason)
-  }
 }

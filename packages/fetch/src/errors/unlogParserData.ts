@@ -1,3 +1,4 @@
+import { fieldOf } from '../fieldOf.js'
 import { unloggedField } from './unloggedField.js'
 
 /**
@@ -13,7 +14,8 @@ import { unloggedField } from './unloggedField.js'
  * and the caller's (`Symbol.for`) alike, and Node's bundled one.
  */
 export function unlogParserData(error: unknown): void {
-  if (!(error instanceof Error) || error.name !== 'HTTPParserError') return
+  // The name first: it is read safely, and `instanceof` throws on a revoked Proxy.
+  if (fieldOf(error, 'name') !== 'HTTPParserError' || !(error instanceof Error)) return
   const data = Object.getOwnPropertyDescriptor(error, 'data')
   if (data?.enumerable && data.configurable) unloggedField(error, 'data', data.value)
 }
