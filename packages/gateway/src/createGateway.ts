@@ -15,7 +15,7 @@ import { parseGatewayConfig } from './config/parseGatewayConfig.js'
 import type { GatewayContext } from './GatewayContext.js'
 import { bodyError } from './http/bodyError.js'
 import { chatCompletions, disposeHandlerDeadline, handlerDeadline } from './http/chatCompletions.js'
-import { closeAfterAnswer } from './http/closeAfterAnswer.js'
+import { behindLastAnswer, closeAfterAnswer } from './http/closeAfterAnswer.js'
 import { healthz, type RedisState, readyz } from './http/health.js'
 import { isGatewayPath } from './http/isGatewayPath.js'
 import { jsonBody } from './http/jsonBody.js'
@@ -24,7 +24,7 @@ import { pathError } from './http/pathError.js'
 import { loggedPathOf } from './http/pathOf.js'
 import { type DrainReport, RequestTracker } from './http/RequestTracker.js'
 import { hasBody } from './http/readBody.js'
-import { currentRequest, scopeOf } from './http/requestScope.js'
+import { currentRequest, REQUEST_ID_HEADER, requestIdFrom, scopeOf } from './http/requestScope.js'
 import { modelObject, retrieveModel } from './http/retrieveModel.js'
 import { sendError } from './http/sendError.js'
 import { sendJson } from './http/sendJson.js'
@@ -416,6 +416,24 @@ function buildGateway(
       else next()
     }
   const router = express.Router()
+  // Pipelined behind the last answer on its connection (a refusal that
+  // closes it, a drain's): no answer of its would be sent, so none is
+  // worked on — no upstream call, no count, nothing for a drain to wait on.
+  // Its line says why its client got nothing: 499, the connection closed
+  // under it.
+  router.use(
+    forOurs((req, _res, next) => {
+      if (!behindLastAnswer(req.socket)) return next()
+      req.resume()
+      log('info', 'request', {
+        requestId: requestIdFrom(req.headers[REQUEST_ID_HEADER]),
+        path: loggedPathOf(req),
+        status: 499,
+        error: 'client_closed',
+        reason: 'behind_last_answer',
+      })
+    }),
+  )
   router.use(forOurs(tracker.arrive()))
   if (mountDeadline) {
     router.use(

@@ -13,7 +13,7 @@ import {
 import { drainOnSignals } from './drainOnSignals.js'
 import { holdSignals } from './holdSignals.js'
 import { afterPendingReads } from './http/afterPendingReads.js'
-import { closeAfterAnswer } from './http/closeAfterAnswer.js'
+import { behindLastAnswer, closeAfterAnswer } from './http/closeAfterAnswer.js'
 import { noRouteMessage } from './http/noRouteMessage.js'
 import { pathOf } from './http/pathOf.js'
 import type { DrainReport } from './http/RequestTracker.js'
@@ -165,7 +165,9 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     gateway.log(level, event, fields)
   const serve = (req: IncomingMessage, res: ServerResponse) => {
     served(res)
-    if (lacksHost(req)) {
+    // One pipelined behind the last answer on its connection gets no answer:
+    // the router logs it unserved (behindLastAnswer), whatever its headers.
+    if (lacksHost(req) && !behindLastAnswer(req.socket)) {
       refuseHostless(res, log)
       return
     }
@@ -183,8 +185,18 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
   // one, the router's deadline() writes it once the request is taken
   // (@hourglass/express, "Arrived already expired"); one refused before
   // gets its answer with no upload, and Node closes that connection.
-  // Without the router's deadline() nothing would write it: Node's default.
-  if (gatewayOptions.mountDeadline !== false) server.on('checkContinue', serve)
+  // Without the router's deadline() it is written here, as Node would, but
+  // after the Host check, which Node made first: a request refused for it
+  // is asked for no body (nor one the router will not serve).
+  server.on(
+    'checkContinue',
+    gatewayOptions.mountDeadline === false
+      ? (req: IncomingMessage, res: ServerResponse) => {
+          if (!lacksHost(req) && !behindLastAnswer(req.socket)) res.writeContinue()
+          serve(req, res)
+        }
+      : serve,
+  )
   // Any other `Expect` (none other is defined): served as if absent, which
   // RFC 9110 §10.1.1 allows (a 417 there is a MAY). Without a listener Node
   // answered 417 itself, ahead of the router: an empty body, no

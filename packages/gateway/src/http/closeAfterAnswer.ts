@@ -10,6 +10,8 @@ export const LINGER_BYTES = 16 * 1024 * 1024
 const lingering = new WeakSet<Socket>()
 /** Sockets whose lingering close has begun. */
 const ended = new WeakSet<Socket>()
+/** Sockets one of whose answers said `connection: close`: nothing queued behind it gets the socket. */
+const lastAnswered = new WeakSet<Socket>()
 
 /**
  * The answer to this request is the last on its connection: a request whose
@@ -32,9 +34,12 @@ const ended = new WeakSet<Socket>()
  * the server (a drain's `closeAllConnections`) goes at once.
  */
 export function closeAfterAnswer(res: ServerResponse): void {
-  if (!res.headersSent) res.setHeader('connection', 'close')
-  // Detached from a finished response: the request still has it.
+  // Detached from a finished response (or, pipelined, not given it yet): the request has it.
   const socket = res.socket ?? res.req.socket
+  if (!res.headersSent) {
+    res.setHeader('connection', 'close')
+    if (socket !== null) lastAnswered.add(socket)
+  }
   if (socket === null || socket.destroyed || lingering.has(socket)) return
   lingering.add(socket)
   socket.destroySoon = () => linger(socket)
@@ -43,6 +48,20 @@ export function closeAfterAnswer(res: ServerResponse): void {
   // answer (and read on whatever body is left), so the close is ours.
   if (res.writableFinished) linger(socket)
   else res.once('finish', () => linger(socket))
+}
+
+/**
+ * Whether a request arriving now on this connection is behind its last
+ * answer: one already said `connection: close` (`closeAfterAnswer` before
+ * its headers). A request the client pipelined behind it — parsed from the
+ * bytes the lingering close still reads — gets no answer, as Node gives no
+ * response queued behind such a one the socket. Served, it did its work (an
+ * upstream call, a 200 line) for an answer nobody would send. Not so after an answer that said keep-alive
+ * (closed once it is written): one queued behind it and answered by then
+ * is written before the close.
+ */
+export function behindLastAnswer(socket: Socket | null): boolean {
+  return socket !== null && lastAnswered.has(socket)
 }
 
 /** How often a lingering connection's bytes read are checked against `LINGER_BYTES`. */

@@ -1,9 +1,8 @@
-import { randomUUID } from 'node:crypto'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { LogLevel } from '../log/GatewayLogger.js'
 import { closeAfterAnswer } from './closeAfterAnswer.js'
-import { hasBody } from './readBody.js'
-import { REQUEST_ID_HEADER } from './requestScope.js'
+import { pathOf } from './pathOf.js'
+import { REQUEST_ID_HEADER, requestIdFrom } from './requestScope.js'
 import { sendJson } from './sendJson.js'
 
 /**
@@ -21,19 +20,22 @@ export function lacksHost(req: IncomingMessage): boolean {
  * Request`, an empty body, no `x-request-id`, no log line — a refusal
  * nobody could trace, as a request its parser cannot read was before
  * `refuseUnparsed`. Answered as that one is: OpenAI's error shape naming
- * the missing header, a new id, the connection closed (a body, unread, is
- * read and dropped for a while first, so a client still uploading gets the
- * answer rather than a reset), and one `request` line; not counted in
- * `/metrics`, as no API path was served.
+ * the missing header, the connection closed (a body, unread, is read and
+ * dropped for a while first, so a client still uploading gets the answer
+ * rather than a reset; a request pipelined behind it is not served: no
+ * answer would follow this one), and one `request` line; not counted in
+ * `/metrics`, as no API path was served. Unlike that one its headers were
+ * read: the client's `x-request-id` is kept, as on every other answer, and
+ * the line names its path and method.
  */
 export function refuseHostless(
   res: ServerResponse,
   log: (level: LogLevel, event: string, fields: Record<string, unknown>) => void,
 ): void {
-  const id = randomUUID()
+  const req = res.req
+  const id = requestIdFrom(req.headers[REQUEST_ID_HEADER])
   res.setHeader(REQUEST_ID_HEADER, id)
-  if (hasBody(res.req)) closeAfterAnswer(res)
-  else res.setHeader('connection', 'close')
+  closeAfterAnswer(res)
   sendJson(res, 400, {
     error: {
       message: 'an HTTP/1.1 request must have a Host header (RFC 9112 §3.2): nothing was sent',
@@ -44,6 +46,8 @@ export function refuseHostless(
   })
   log('info', 'request', {
     requestId: id,
+    path: pathOf(req),
+    method: req.method,
     status: 400,
     error: 'invalid_request',
     reason: 'missing_host',

@@ -42,13 +42,16 @@ describe('a request Node cannot parse, under startGateway', () => {
     fake = undefined
   })
 
-  async function start() {
+  async function start(options: Parameters<typeof startHarness>[1] = {}) {
     const provider = await fakeProvider('openai', ['sk-unparsed-0001'])
     fake = provider.fake
-    harness = await startHarness({
-      providers: { p: provider.entry },
-      models: { m: fallback(['p', 'x']) },
-    })
+    harness = await startHarness(
+      {
+        providers: { p: provider.entry },
+        models: { m: fallback(['p', 'x']) },
+      },
+      options,
+    )
     return harness
   }
 
@@ -124,6 +127,89 @@ describe('a request Node cannot parse, under startGateway', () => {
         reason: 'missing_host',
       }),
     ])
+    expect(fake!.requests).toHaveLength(0)
+  })
+
+  it('an HTTP/1.1 request without Host keeps the client’s x-request-id, and its line has path and method', async () => {
+    const { url, logs } = await start()
+    // Its headers were read: the id the client sent was dropped for a new
+    // UUID, and its line named no path, though every other line does.
+    const answer = await exchange(
+      url,
+      'GET /v1/models?x=1 HTTP/1.1\r\nx-request-id: trace-hostless\r\n\r\n',
+      sockets,
+    )
+    expect(answer.split('\r\n')[0]).toBe('HTTP/1.1 400 Bad Request')
+    expect(headerOf(answer, 'x-request-id')).toBe('trace-hostless')
+    expect(logs.filter((l) => l.event === 'request')).toEqual([
+      expect.objectContaining({
+        requestId: 'trace-hostless',
+        path: '/v1/models',
+        method: 'GET',
+        status: 400,
+        reason: 'missing_host',
+      }),
+    ])
+  })
+
+  it('Expect: 100-continue without Host, mountDeadline false: the 400 alone, no upload asked for', async () => {
+    const { url, logs } = await start({ mountDeadline: false })
+    const chat = JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'x' }] })
+    const head = (host: string) =>
+      `POST /v1/chat/completions HTTP/1.1\r\n${host}expect: 100-continue\r\n` +
+      `content-type: application/json\r\ncontent-length: ${chat.length}\r\n`
+    // Node checked Host before Expect: `100 Continue` went to no such
+    // client, and it was told to upload a body read only to be dropped.
+    const refused = await exchange(url, `${head('')}\r\n`, sockets)
+    expect(refused.split('\r\n')[0]).toBe('HTTP/1.1 400 Bad Request')
+    expect(refused).not.toContain('100 Continue')
+    // With its Host it is asked for its body, as Node asked without the gateway's listener.
+    const served = await exchange(
+      url,
+      `${head('host: x\r\n')}connection: close\r\n\r\n${chat}`,
+      sockets,
+    )
+    expect(served.match(/^HTTP\/1\.1 \d+/gm)).toEqual(['HTTP/1.1 100', 'HTTP/1.1 200'])
+    expect(logs.filter((l) => l.event === 'request').map((l) => l.status)).toEqual([400, 200])
+  })
+
+  it('a request pipelined behind an answer that closes the connection is not served: no upstream call, its line 499', async () => {
+    const { url, logs } = await start()
+    const chat = JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'x' }] })
+    const post = (head: string) =>
+      `POST /v1/chat/completions HTTP/1.1\r\n${head}content-type: application/json\r\n` +
+      `content-length: ${chat.length}\r\n\r\n${chat}`
+    // Sent in the same write as the refused request: Node parses it and hands
+    // it over, but gives its answer no socket (queued behind a last one). It
+    // was served all the same: an upstream call, a 200 line, nothing sent.
+    const behind = post('host: x\r\nx-request-id: behind\r\n')
+    const refused: Array<[status: string, request: string]> = [
+      ['400', post('')],
+      ['400', 'GET /healthz HTTP/1.1\r\ncontent-length: 0\r\n\r\n'],
+      ['400', 'GET /healthz HTTP/1.1\r\ntransfer-encoding: chunked\r\n\r\n0\r\n\r\n'],
+      ['400', 'GET /healthz HTTP/1.1\r\n\r\n'],
+      // A refusal that closes after its answer, as the hostless one does.
+      ['405', 'PUT /v1/chat/completions HTTP/1.1\r\nhost: x\r\ncontent-length: 2\r\n\r\n{}'],
+    ]
+    for (const [status, request] of refused) {
+      const from = logs.length
+      const answer = await exchange(url, request + behind, sockets)
+      expect(answer.match(/^HTTP\/1\.1 \d+/gm)).toEqual([`HTTP/1.1 ${status}`])
+      expect(
+        logs
+          .slice(from)
+          .filter((l) => l.event === 'request')
+          .map((l) => [l.status, l.requestId === 'behind']),
+      ).toEqual([
+        [Number(status), false],
+        [499, true],
+      ])
+      expect(logs.at(-1)).toMatchObject({
+        path: '/v1/chat/completions',
+        error: 'client_closed',
+        reason: 'behind_last_answer',
+      })
+    }
     expect(fake!.requests).toHaveLength(0)
   })
 
