@@ -9,7 +9,7 @@ import {
 import { InvalidChatRequestError } from '../errors/InvalidChatRequestError.js'
 import type { ChatMessage } from '../types.js'
 import type { CallModelOptions } from './CallModelOptions.js'
-import { nonFiniteInExtra } from './nonFiniteInExtra.js'
+import { nonFiniteIn } from './nonFiniteIn.js'
 
 /**
  * Refuses, before anything is sent, options a call cannot honour: a missing
@@ -19,7 +19,9 @@ import { nonFiniteInExtra } from './nonFiniteInExtra.js'
  * are NaN, negative or not numbers. NaN slips through every comparison (a NaN
  * `maxRecoveries` never stops, a NaN wait is slept as 0), so it is named
  * here instead of given a meaning. Once per call: plain checks, no
- * allocation unless something is wrong.
+ * allocation unless something is wrong — but for the walk of the values
+ * written as given (`extra`, tools' schemas, tool calls' arguments), a step
+ * per object or array in them, none per number.
  */
 export function checkCallOptions(options: CallModelOptions): void {
   if (typeof options !== 'object' || options === null) {
@@ -351,6 +353,9 @@ function checkRequestFields(request: CallModelOptions['request']): void {
           `a tool definition ({ name, parameters }), got ${describeValue(tool)}`,
         )
       }
+      // Named as the build names a tool's schema it cannot write (`unwritableRequest`).
+      const found = nonFiniteIn((tool as { parameters?: unknown }).parameters)
+      if (found !== undefined) refuseNonFinite(`tools[${i}].parameters${found.path}`, found.value)
     })
   }
   const extra: unknown = request.extra
@@ -364,13 +369,17 @@ function checkRequestFields(request: CallModelOptions['request']): void {
     )
   }
   // Named by its wire path, as a dialect's refusal of an `extra` field is.
-  const nonFinite = extra === undefined ? undefined : nonFiniteInExtra(extra)
-  if (nonFinite !== undefined) {
-    throw new InvalidChatRequestError(
-      nonFinite.path,
-      `a finite number or none, got ${nonFinite.value} (JSON has none: it would go out as null)`,
-    )
-  }
+  const found = extra === undefined ? undefined : nonFiniteIn(extra)
+  // Its fields go into the body as the request's own: `seed`, not `.seed`.
+  if (found !== undefined) refuseNonFinite(found.path.replace(/^\./, ''), found.value)
+}
+
+/** A NaN or ±Infinity (`nonFiniteIn`) at `field`: JSON.stringify would write it as `null`. */
+function refuseNonFinite(field: string, value: number): never {
+  throw new InvalidChatRequestError(
+    field,
+    `a finite number or none, got ${value} (JSON has none: it would go out as null)`,
+  )
 }
 
 /**
@@ -388,6 +397,7 @@ const BLOCK_FIELDS: Readonly<Record<string, readonly string[]>> = {
 }
 
 function checkBlocks(blocks: readonly unknown[], at: string): void {
+  let toolCalls = 0
   for (let j = 0; j < blocks.length; j++) {
     if (!(j in blocks)) continue
     const block = blocks[j] as { type?: unknown } | null
@@ -407,6 +417,16 @@ function checkBlocks(blocks: readonly unknown[], at: string): void {
           `${at}.content[${j}].${field}`,
           `a ${type as string} block's ${field} must be a string, got ${describeValue(value)}`,
         )
+      }
+    }
+    // Not a call that kept its text (`rawArguments`): OpenAI's wire sends
+    // that text, and its parsed value is the text's, not the caller's.
+    if (type === 'tool_call') {
+      const call = block as { arguments?: unknown; rawArguments?: unknown }
+      const k = toolCalls++
+      const found = call.rawArguments === undefined ? nonFiniteIn(call.arguments) : undefined
+      if (found !== undefined) {
+        refuseNonFinite(`${at}.tool_calls[${k}].function.arguments${found.path}`, found.value)
       }
     }
   }

@@ -6,7 +6,7 @@ import type { CallModelOptions } from '../../src/call/CallModelOptions.js'
 import { callModel } from '../../src/call/callModel.js'
 import type { ModelStream } from '../../src/call/ModelStream.js'
 import { isInvalidChatRequest } from '../../src/errors/InvalidChatRequestError.js'
-import type { ChatMessage } from '../../src/types.js'
+import type { ChatMessage, ChatRequest } from '../../src/types.js'
 import { useFakes, user } from './support/fakes.js'
 
 const fakes = useFakes()
@@ -154,15 +154,29 @@ describe('hostile options are refused by name, before sending', () => {
   it('a number in `extra` that JSON cannot hold (NaN, ±Infinity), however deep, is refused naming its path, before sending', async () => {
     const { fake, call } = await setup()
     const schema = { type: 'object', properties: { n: { type: 'number', maximum: Number.NaN } } }
+    class Celsius {
+      constructor(readonly degrees: number) {}
+      toJSON() {
+        return this.degrees
+      }
+    }
     const cases: Array<[Record<string, unknown>, string]> = [
       [{ seed: Number.NaN }, 'seed'],
       [{ frequency_penalty: Number.POSITIVE_INFINITY }, 'frequency_penalty'],
-      [{ logit_bias: { '50256': Number.NEGATIVE_INFINITY } }, 'logit_bias.50256'],
+      // A key that is no name is in brackets, as the gateway names it:
+      // `logit_bias.a.b` could be `{ a: { b } }` too.
+      [{ logit_bias: { '50256': Number.NEGATIVE_INFINITY } }, 'logit_bias["50256"]'],
+      [{ metadata: { 'a.b': Number.NaN } }, 'metadata["a.b"]'],
       [
         { response_format: { type: 'json_schema', json_schema: { name: 'r', schema } } },
         'response_format.json_schema.schema.properties.n.maximum',
       ],
       [{ stop_token_ids: [1, Number.NaN] }, 'stop_token_ids[1]'],
+      // Written as JSON writes them: what a toJSON returns, a boxed number's
+      // value (each went out as null, where the BigInt twins were refused).
+      [{ seed: new Celsius(Number.NaN) }, 'seed'],
+      [{ metadata: { toJSON: () => ({ x: Number.POSITIVE_INFINITY }) } }, 'metadata.x'],
+      [{ seed: new Number(Number.NaN) }, 'seed'],
     ]
     for (const [extra, field] of cases) {
       for (const stream of [false, true]) {
@@ -193,6 +207,78 @@ describe('hostile options are refused by name, before sending', () => {
       logit_bias: { '50256': -100 },
       presence_penalty: null,
     })
+  })
+
+  // The same NaN went out as null where `extra`'s was refused: a tool's
+  // schema (`maximum: Infinity` → `"maximum": null`, which the gateway
+  // passed with 200 in `tools` and refused in `response_format`), and a
+  // history's tool call (`{ t: NaN }` → Anthropic's `"input": {"t": null}`).
+  it('a NaN or ±Infinity in a tool’s parameters or a tool call’s arguments is refused naming its path, before sending', async () => {
+    const { fake, call } = await setup()
+    const calling = (calls: unknown[]): ChatMessage[] => [
+      user('set it'),
+      { role: 'assistant', content: calls } as ChatMessage,
+      { role: 'tool', content: [{ type: 'tool_result', toolCallId: 'c2', content: 'ok' }] },
+    ]
+    const set = (id: string, args: unknown) => ({
+      type: 'tool_call',
+      id,
+      name: 'set',
+      arguments: args,
+    })
+    const schema = {
+      type: 'object',
+      properties: { t: { type: 'number', maximum: Number.POSITIVE_INFINITY } },
+    }
+    const cases: Array<[Partial<ChatRequest>, string]> = [
+      [
+        {
+          tools: [
+            { name: 'get', parameters: {} },
+            { name: 'set', parameters: schema },
+          ],
+        },
+        'tools[1].parameters.properties.t.maximum',
+      ],
+      [
+        {
+          messages: calling([
+            { type: 'text', text: 'a' },
+            set('c1', { t: 1 }),
+            set('c2', { t: Number.NaN }),
+          ]),
+        },
+        'messages[1].tool_calls[1].function.arguments.t',
+      ],
+      [
+        { messages: calling([set('c2', { at: [0, Number.NEGATIVE_INFINITY] })]) },
+        'messages[1].tool_calls[0].function.arguments.at[1]',
+      ],
+    ]
+    for (const [patch, field] of cases) {
+      const refused = await call({
+        request: { messages: [user('hi')], maxTokens: 8, ...patch },
+      }).then(
+        () => undefined,
+        (error: unknown) => error,
+      )
+      expect(isInvalidChatRequest(refused), field).toBe(true)
+      expect((refused as { field: string }).field).toBe(field)
+      expect((refused as Error).message).toMatch(/a finite number .*JSON has none/)
+    }
+    expect(fake.requests).toHaveLength(0)
+    // A call that kept its text goes as that text on OpenAI's wire: its
+    // parsed value is not written.
+    await call({
+      request: {
+        messages: calling([
+          { ...set('c2', { t: Number.POSITIVE_INFINITY }), rawArguments: '{"t":1e999}' },
+        ]),
+        maxTokens: 8,
+      },
+    })
+    const sent = fake.requests[0]?.body as { messages: Array<{ tool_calls?: unknown }> }
+    expect(sent.messages[1]?.tool_calls).toMatchObject([{ function: { arguments: '{"t":1e999}' } }])
   })
 
   // No chat API takes an empty conversation (OpenAI-compatible servers answer

@@ -64,4 +64,19 @@ describe('Gemini usageMetadata by modality', () => {
       cacheTokensDetails: [{ modality: 'TEXT', tokenCount: 60 }],
     })
   })
+
+  // proto3 JSON leaves every zero out, as the README says of the fake's
+  // counts: a scripted usage of zeros still wrote `"promptTokenCount": 0`,
+  // `"totalTokenCount": 0` and a `promptTokensDetails` entry of 0 tokens.
+  it('a usage of zeros: no count of 0 and no entry of 0 tokens, streamed or not', async () => {
+    fake = await startFakeProvider({
+      dialect: 'gemini',
+      reply: reply.text('', { usage: { inputTokens: 0, outputTokens: 0 } }),
+    })
+    const whole = (await (await call(fake, 'generateContent')).json()) as { usageMetadata: Usage }
+    const chunks = (await readSse(await call(fake, 'streamGenerateContent?alt=sse'))).events.map(
+      (e) => (JSON.parse(e.data) as { usageMetadata: Usage }).usageMetadata,
+    )
+    for (const usage of [whole.usageMetadata, ...chunks]) expect(usage).toEqual({})
+  })
 })

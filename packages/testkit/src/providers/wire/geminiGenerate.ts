@@ -175,12 +175,22 @@ function usageMetadata(plan: AnswerPlan): UsageMetadata {
   const candidates = plan.outputTokens - thoughts
   return {
     final: true,
-    promptTokenCount: plan.inputTokens,
-    ...(candidates > 0 ? { candidatesTokenCount: candidates } : {}),
-    totalTokenCount: plan.inputTokens + plan.outputTokens,
+    ...counted('promptTokenCount', plan.inputTokens),
+    ...counted('candidatesTokenCount', candidates),
+    ...counted('totalTokenCount', plan.inputTokens + plan.outputTokens),
     ...promptDetails(plan),
-    ...(thoughts > 0 ? { thoughtsTokenCount: thoughts } : {}),
+    ...counted('thoughtsTokenCount', thoughts),
   }
+}
+
+/**
+ * `{ [key]: count }`, or nothing for a zero: proto3 JSON leaves every zero
+ * out — a prompt of no token has no `promptTokenCount` (nor
+ * `totalTokenCount`, nor a `promptTokensDetails` entry), as an answer of
+ * none has no `candidatesTokenCount`.
+ */
+function counted<K extends string>(key: K, count: number): { [k in K]?: number } {
+  return count > 0 ? ({ [key]: count } as { [k in K]: number }) : {}
 }
 
 /**
@@ -201,7 +211,10 @@ function promptDetails(plan: AnswerPlan): Partial<UsageMetadata> {
   const cached = plan.cachedInputTokens
   return {
     ...(cached > 0 ? { cachedContentTokenCount: cached } : {}),
-    promptTokensDetails: [{ modality: 'TEXT', tokenCount: plan.inputTokens }],
+    // A list of no entry is left out, as proto3 JSON leaves an empty repeated field.
+    ...(plan.inputTokens > 0
+      ? { promptTokensDetails: [{ modality: 'TEXT', tokenCount: plan.inputTokens }] }
+      : {}),
     ...(cached > 0 ? { cacheTokensDetails: [{ modality: 'TEXT', tokenCount: cached }] } : {}),
   }
 }
@@ -218,20 +231,20 @@ function promptDetails(plan: AnswerPlan): Partial<UsageMetadata> {
 function runningUsage(plan: AnswerPlan, thoughts: number, candidates: number): UsageMetadata {
   return {
     final: false,
-    promptTokenCount: plan.inputTokens,
-    ...(candidates > 0 ? { candidatesTokenCount: candidates } : {}),
-    totalTokenCount: plan.inputTokens + thoughts + candidates,
+    ...counted('promptTokenCount', plan.inputTokens),
+    ...counted('candidatesTokenCount', candidates),
+    ...counted('totalTokenCount', plan.inputTokens + thoughts + candidates),
     ...promptDetails(plan),
-    ...(thoughts > 0 ? { thoughtsTokenCount: thoughts } : {}),
+    ...counted('thoughtsTokenCount', thoughts),
   }
 }
 
 interface UsageMetadata {
   /** The last chunk's: it carries the finish reason. Not sent. */
   final: boolean
-  promptTokenCount: number
+  promptTokenCount?: number
   candidatesTokenCount?: number
-  totalTokenCount: number
+  totalTokenCount?: number
   cachedContentTokenCount?: number
   promptTokensDetails?: ModalityTokenCount[]
   cacheTokensDetails?: ModalityTokenCount[]
