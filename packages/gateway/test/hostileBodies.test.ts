@@ -460,6 +460,22 @@ describe('hostile request bodies get a 4xx naming the problem, never a 500', () 
     expect(refused.length).toBeGreaterThan(values.length * 0.8)
   })
 
+  it('400,000 bad content parts (800 KB) are a 400 naming the first, not a 500', async () => {
+    // zod's refusal of the array branch held one issue per part, and picking
+    // the deepest spread them all as arguments: "Maximum call stack size exceeded".
+    const parts = Array(400_000).fill('1').join(',')
+    const before = fake.requests.length
+    for (const role of ['user', 'assistant']) {
+      const r = await post({
+        name: role,
+        body: `{"model":"m","messages":[{"role":"${role}","content":[${parts}]}]}`,
+      })
+      expect(r.status, role).toBe(400)
+      expect(r.error?.param, role).toBe('messages[0].content[0]')
+    }
+    expect(fake.requests.length).toBe(before)
+  })
+
   it('a field name quoted in a refusal shows its bidi overrides, C1 controls, separators and joiners escaped, not raw', async () => {
     // A zero-width joiner too: a name is an id, as a model name (kept in a provider's words).
     const key = '\u202eevil\u0085\u009b31m\u2028\u200b\u200d'

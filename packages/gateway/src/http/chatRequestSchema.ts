@@ -52,6 +52,29 @@ const everyKeyKept = <T extends z.ZodType>(record: T) =>
     return value
   }, record)
 
+/** The longest list validated by zod alone, every bad element reported. */
+const SHORT_LIST = 1_000
+
+/**
+ * A list whose length the client sets, read up to its first bad element
+ * only: zod reports every element that fails, and an issue costs
+ * microseconds where a valid element costs nanoseconds. 2,000,000 × `1` as
+ * one message's content (3.8 MiB, within the body limit) held the event
+ * loop 18 s for one 400. The gateway reports one problem, the first bad
+ * element's (with its index, as before), so the rest is not read. A list
+ * past its `max` goes as it is: zod refuses its length before any element.
+ * Nor is a short one read twice: up to `SHORT_LIST` issues cost zod well
+ * under a millisecond, and the look-ahead doubled the validation of every
+ * ordinary request (a 20-message one: 8 → 17 µs).
+ */
+const upToFirstBad = <T extends z.ZodArray>(list: T, max = Number.POSITIVE_INFINITY) =>
+  z.preprocess((value) => {
+    if (!Array.isArray(value) || value.length <= SHORT_LIST || value.length > max) return value
+    const element = list.element as z.ZodType
+    const bad = value.findIndex((item) => !element.validate(item))
+    return bad === -1 ? value : value.slice(0, bad + 1)
+  }, list)
+
 const jsonObject = everyKeyKept(
   z.record(z.string(), z.unknown(), { error: 'expected a JSON object' }),
 )
@@ -63,7 +86,7 @@ const textPart = z.strictObject({
   text: z.string({ error: 'expected a string' }),
 })
 
-const content = z.union([z.string(), z.array(textPart)], {
+const content = z.union([z.string(), upToFirstBad(z.array(textPart))], {
   error: 'expected a string or an array of text parts',
 })
 
@@ -88,10 +111,12 @@ const refusalPart = z.strictObject({
 const assistantContent = z.union(
   [
     z.string(),
-    z.array(
-      z.discriminatedUnion('type', [textPart, refusalPart], {
-        error: 'only text and refusal parts are supported (no audio)',
-      }),
+    upToFirstBad(
+      z.array(
+        z.discriminatedUnion('type', [textPart, refusalPart], {
+          error: 'only text and refusal parts are supported (no audio)',
+        }),
+      ),
     ),
   ],
   { error: 'expected a string or an array of text or refusal parts' },
@@ -251,10 +276,13 @@ const shortString = z.string({ error: 'expected a string' }).max(MAX_ID, upTo(MA
 
 export const chatRequestSchema = z.looseObject({
   model: z.string({ error: 'expected a string' }).min(1, nonEmpty).max(256, upTo(256)),
-  messages: z
-    .array(message, { error: 'expected an array of messages' })
-    .min(1, { error: 'expected at least one message' })
-    .max(MAX_MESSAGES, upTo(MAX_MESSAGES, 'messages')),
+  messages: upToFirstBad(
+    z
+      .array(message, { error: 'expected an array of messages' })
+      .min(1, { error: 'expected at least one message' })
+      .max(MAX_MESSAGES, upTo(MAX_MESSAGES, 'messages')),
+    MAX_MESSAGES,
+  ),
   max_tokens: tokens,
   max_completion_tokens: tokens,
   temperature: number(0, 2),
@@ -309,9 +337,9 @@ export const chatRequestSchema = z.looseObject({
   service_tier: shortString,
   store: z.boolean({ error: 'expected true or false' }).nullish(),
   metadata: everyKeyKept(z.record(z.string().max(64), z.string().max(512))).nullish(),
-  modalities: z
-    .array(z.literal('text', { error: 'only text: the gateway answers text only' }))
-    .nullish(),
+  modalities: upToFirstBad(
+    z.array(z.literal('text', { error: 'only text: the gateway answers text only' })),
+  ).nullish(),
   audio: z.null({ error: 'not supported: the gateway answers text only' }).optional(),
   // The deprecated function calling. Forwarded as an unknown field, a
   // provider answered `message.function_call`, which the gateway's answer has

@@ -62,7 +62,9 @@ export function buildAnthropicRequest(request: ChatRequest, model: string): Buil
     if (content.length === 0) continue
     lastSent = i
     const last = turns.at(-1)
-    if (last?.role === role) last.content.push(...content)
+    // One at a time: spread as arguments, a message of 130,000 text parts
+    // (3.5 MB) after one of the same role overflowed the stack.
+    if (last?.role === role) for (const block of content) last.content.push(block)
     else turns.push({ role, content })
   }
   if (turns.length === 0) {
