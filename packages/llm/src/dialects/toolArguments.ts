@@ -1,3 +1,4 @@
+import { nonFiniteIn } from '../call/nonFiniteIn.js'
 import { InvalidChatRequestError } from '../errors/InvalidChatRequestError.js'
 import type { ToolCallBlock } from '../types.js'
 import { rewritesAnInteger } from './roundedByParsing.js'
@@ -29,6 +30,17 @@ export function argumentsObject(
     throw new InvalidChatRequestError(
       field,
       `holds an integer beyond ±2^53, which ${provider} would get with other digits (it takes the arguments as an object, not as text)`,
+    )
+  }
+  // The text parsed to a number JSON cannot write (`{"t":1e999}` → Infinity):
+  // sent as an object it went out `{"t":null}`. Calls made from values are
+  // refused before the build (`checkCallOptions`); one that kept its text
+  // is left to the wire, which on OpenAI's sends the text as it is.
+  const nonFinite = block.rawArguments === undefined ? undefined : nonFiniteIn(args)
+  if (nonFinite !== undefined) {
+    throw new InvalidChatRequestError(
+      `${field}${nonFinite.path}`,
+      `holds a number beyond JSON's range (${nonFinite.value} once parsed), which ${provider} would get as null (it takes the arguments as an object, not as text)`,
     )
   }
   return args as Record<string, unknown>
