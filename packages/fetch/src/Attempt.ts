@@ -162,6 +162,15 @@ export class Attempt {
   #movedUntimed = false
   /** When the last piece of the request went out while the phase was left to the deadline (our clock). */
   #sentAt = 0
+  /**
+   * The enforcing deadline, once found to have no time left yet not ended
+   * past a tie's wait (`#backstop`): disposed after its time passed but
+   * before its late timer ran. It never ends, so it bounds nothing: read as
+   * a deadline with no expiry (`#left`), as one disposed in time reads.
+   */
+  #neverEnds: Deadline | undefined
+  /** When the backstop first found the deadline's time up with the attempt still going (our clock). */
+  #dueSeenAt: number | undefined
   /** When the phase timer was last armed (our clock). */
   #armedAt = 0
   #bodyPaused = false
@@ -306,8 +315,10 @@ export class Attempt {
    */
   sending(): void {
     if (this.#untimed) {
-      // The backstop counts from here, as the timer below is re-armed.
-      this.#sentAt = this.init.clock.now()
+      // The backstop counts from here, as the timer below is re-armed — in
+      // the headers phase only: an upload still going once the response
+      // has begun says nothing of the response body's silence.
+      if (this.state === 'headers') this.#sentAt = this.init.clock.now()
       return
     }
     if (this.state !== 'headers' || this.#timer === undefined) return
@@ -586,7 +597,11 @@ export class Attempt {
         limitMs: own,
         cause: undefined,
       })
-      const left = enforced ? enforced.remaining() : Number.POSITIVE_INFINITY
+      // One found never to end (`#overdue`) reads expired, yet bounds nothing.
+      const left =
+        enforced === undefined || enforced === this.#neverEnds
+          ? Number.POSITIVE_INFINITY
+          : enforced.remaining()
       this.abort(left <= TIE_MS ? this.deadlineError(error) : error)
     }, own)
   }
@@ -608,6 +623,7 @@ export class Attempt {
     const now = this.init.clock.now()
     // Disposed, it reads as a deadline that never expires: no time left to bound by.
     const enforced = boundingDeadline(this.init.deadline)
+    if (enforced !== undefined && this.#overdue(enforced, now, phase, own)) return
     const left = enforced ? this.#left(enforced, now) : Number.POSITIVE_INFINITY
     if (left === Number.POSITIVE_INFINITY && !this.#movedUntimed && !this.#uploadMoved()) {
       const quietMs = now - this.#sentAt
@@ -627,6 +643,27 @@ export class Attempt {
       return
     }
     this.#arm(now)
+  }
+
+  /**
+   * The deadline has no time left, yet has not ended this attempt. Its
+   * timer may just be due with this one (a tie, a busy loop): it is given
+   * `TIE_MS` to run first, and true is returned while it waits. Still not
+   * ended after it, the deadline was disposed after its time passed but
+   * before its timer ran (express disposes the request's as a response
+   * that finished late ends): core keeps it reading expired, yet it never
+   * ends. It is then read as a deadline with no expiry (`#neverEnds`), or
+   * the phase was untimed again at each look and its call held for good.
+   */
+  #overdue(enforced: Deadline, now: number, phase: EgressPhase, own: number): boolean {
+    if (enforced === this.#neverEnds || enforced.done || this.#left(enforced, now) > 0) return false
+    this.#dueSeenAt ??= now
+    if (now - this.#dueSeenAt < TIE_MS) {
+      this.#timer = this.init.clock.setTimeout(() => this.#backstop(phase, own), TIE_MS)
+      return true
+    }
+    this.#neverEnds = enforced
+    return false
   }
 
   /**
@@ -661,6 +698,7 @@ export class Attempt {
 
   /** What the deadline leaves at `now` (our clock): read off its expiry when it runs on our clock. */
   #left(deadline: Deadline, now: number): number {
+    if (deadline === this.#neverEnds) return Number.POSITIVE_INFINITY
     if (deadline.clock !== this.init.clock) return deadline.remaining()
     return Math.max(0, deadline.expiresAt - now)
   }

@@ -132,5 +132,70 @@ describe('Attempt', () => {
       attempt.finish()
       expect(clock.pendingTimers).toBe(0)
     })
+
+    // Express disposes the request's deadline as its response ends: on a
+    // busy loop that can be after its time passed but before its timer ran.
+    // The deadline then reads expired (no time left) yet never ends — no
+    // abort, no onDone — so a phase left to it must still fail at its limit.
+    describe('disposed after its time passed, before its timer ran', () => {
+      const lateDisposed = (clock: ManualClock) => {
+        // Scheduled before the deadline's own timer, due with it: runs first,
+        // as a response finishing on a late loop turn.
+        clock.setTimeout(() => deadline.dispose(), 300)
+        const deadline = Deadline.after(300, { clock })
+        return deadline
+      }
+
+      it('a server that never answers fails at the headers limit', () => {
+        const clock = new ManualClock()
+        const deadline = lateDisposed(clock)
+        const attempt = new Attempt({
+          deadline,
+          signal: undefined,
+          limits: { ...limits, headersTimeoutMs: 400 },
+          clock,
+          method: 'GET',
+          url: 'http://x/',
+          number: 1,
+        })
+        attempt.enter('headers')
+        clock.advance(300)
+        expect(deadline.done).toBe(false)
+        expect(deadline.remaining()).toBe(0)
+        clock.advance(101)
+        expect(attempt.reason).toMatchObject({ code: 'HEADERS_TIMEOUT', limitMs: 400 })
+        expect(clock.pendingTimers).toBe(0)
+      })
+
+      it('a body still flowing is cut only once silent for its limit', () => {
+        const clock = new ManualClock()
+        const deadline = lateDisposed(clock)
+        const attempt = inBody(deadline)
+        for (let i = 0; i < 4; i++) {
+          clock.advance(300)
+          attempt.chunk(10)
+        }
+        expect(attempt.done).toBe(false)
+        clock.advance(399)
+        expect(attempt.done).toBe(false)
+        clock.advance(1)
+        expect(attempt.reason).toMatchObject({ code: 'BODY_TIMEOUT', limitMs: 400 })
+      })
+    })
+
+    // undici tells of upload pieces after the response headers too (a server
+    // answering before reading the whole body): those say nothing of the
+    // response body's silence, as under no deadline.
+    it('a silent body fails at its limit while the upload still goes', () => {
+      const clock = new ManualClock()
+      const deadline = Deadline.after(300, { clock })
+      const attempt = inBody(deadline)
+      deadline.dispose()
+      for (let i = 0; i < 4; i++) {
+        clock.advance(100)
+        attempt.sending()
+      }
+      expect(attempt.reason).toMatchObject({ code: 'BODY_TIMEOUT', limitMs: 400 })
+    })
   })
 })

@@ -57,6 +57,27 @@ describe('createFetch under a deadline disposed mid-call', () => {
     await expect(call).rejects.toMatchObject({ code: 'HEADERS_TIMEOUT', limitMs: 400 })
   })
 
+  // A response that finished on a busy loop after the deadline's time passed
+  // but before its timer ran: express disposed it then. It reads expired yet
+  // never ends (no abort): the call was held for good, its phase untimed again
+  // at each look.
+  it('fails at headersTimeoutMs under one disposed after its time passed, before its timer ran', async () => {
+    const server: FaultServer = await faultServer({ type: 'hang' })
+    closers.push(server)
+    const clock = new ManualClock()
+    const fetch = createFetch({ clock, headersTimeoutMs: 400 })
+    closers.push({ close: () => fetch.dispatcher.destroy() })
+    // Due with the deadline's own timer and scheduled first: it runs first.
+    clock.setTimeout(() => deadline.dispose(), 300)
+    const deadline = Deadline.after(300, { clock })
+    const call = fetch(server.url, { deadline, retry: false })
+    await server.request(0)
+    clock.advance(300)
+    expect(deadline.done).toBe(false)
+    clock.advance(101)
+    await expect(call).rejects.toMatchObject({ code: 'HEADERS_TIMEOUT', limitMs: 400 })
+  })
+
   it('fails a body that falls silent at bodyTimeoutMs, as under no deadline', async () => {
     const server: FaultServer = await faultServer({ type: 'headers-then-stall' })
     closers.push(server)
