@@ -603,10 +603,9 @@ export class IngressRequest {
     // high-water mark waiting (an SSE feed of 1 KB events) made no write
     // wait for 'drain', so writeExpired could not tell: the end sat in
     // Node's buffer, the socket open for good (server.timeout is 0) and the
-    // request never ended. Past the grace it is destroyed as such a stream
-    // is. Not one queued behind another pipelined answer: it waits its
-    // turn, and a destroy took the shared connection.
-    if (action === 'ended' && !this.res.destroyed && !queued(this.res)) this.#boundDeferredEnd()
+    // request never ended. So did an end a middleware ahead never completes.
+    // Past a grace without progress it is destroyed as such a stream is.
+    if (action === 'ended') this.#boundEndedStream()
     // The 504's `end` reached a middleware that completes it later
     // (express-session saving to its store) and has not: bounded as
     // respond's answer is. A store that never answered held the 504 for
@@ -629,14 +628,33 @@ export class IngressRequest {
   }
 
   /**
+   * A started stream the deadline ended, whose end has not left yet: kept
+   * while its bytes move, destroyed after a grace without progress (see
+   * `#whileItMoves`), from its turn (see `fromItsTurn`). One queued behind
+   * another pipelined answer was left out of the bound altogether (a
+   * destroy while it waits took the shared connection), and was held for
+   * good once its turn came: an end a middleware ahead never completed, or
+   * megabytes buffered while it waited, for a client that stopped reading.
+   * Judged by progress, not a fixed grace: those megabytes take a client
+   * still reading them longer than that.
+   */
+  #boundEndedStream(): void {
+    // Taken now: the late writers' swallowing (next in `#expire`) wraps `destroy` too.
+    const destroy = this.res.destroy
+    this.#forgetTurn = fromItsTurn(
+      this.res,
+      () => this.#whileItMoves(destroy, (link) => IngressRequest.#endGraceFired(link)),
+      'finish',
+    )
+  }
+
+  /**
    * `respond` called `end` and a middleware completes it later
    * (express-session, once its store has answered): the answer is kept, but
    * not for ever. A store that never answers held the socket and everything
    * buffered for good, the request never ended (no end event): past the
    * grace the response is destroyed, and `#onClose` ends the request
-   * `expired`. So is a started stream the deadline ended whose end its
-   * client never reads (see `#answer`). The timer is on the deadline's
-   * clock, cleared by `#finish`.
+   * `expired`. The timer is on the deadline's clock, cleared by `#finish`.
    */
   #boundDeferredEnd(destroy = this.res.destroy): void {
     // Taken now (or by the caller, before): the late writers' swallowing
@@ -664,7 +682,23 @@ export class IngressRequest {
    * which cuts nothing.
    */
   #watchMiddlewareEnd(slice: string | undefined): void {
-    const link: TimerLink = { ingress: this, destroy: this.res.destroy, handle: undefined }
+    this.#whileItMoves(this.res.destroy, (link) => {
+      if (this.#finished || this.res.writableFinished) return
+      this.#answered = true
+      this.#outcome = 'expired'
+      this.#publishExpire('handler', 'ended', slice, this.deadline.elapsed())
+      IngressRequest.#endGraceFired(link)
+    })
+  }
+
+  /**
+   * Arms the end grace as a watch on the response's progress (see
+   * `responseProgress`): checked every `RESPOND_END_GRACE_MS` on the
+   * deadline's clock, re-armed while its bytes move, `stalled` called once
+   * a grace passed without. Cleared by `#finish`.
+   */
+  #whileItMoves(destroy: () => void, stalled: (link: TimerLink) => void): void {
+    const link: TimerLink = { ingress: this, destroy, handle: undefined }
     this.#endGrace = link
     const clock = this.deadline.clock
     const progress = responseProgress(this.res)
@@ -677,11 +711,7 @@ export class IngressRequest {
         link.handle = clock.setTimeout(check, RESPOND_END_GRACE_MS)
         return
       }
-      if (this.#finished || this.res.writableFinished) return
-      this.#answered = true
-      this.#outcome = 'expired'
-      this.#publishExpire('handler', 'ended', slice, this.deadline.elapsed())
-      IngressRequest.#endGraceFired(link)
+      stalled(link)
     }
     link.handle = clock.setTimeout(check, RESPOND_END_GRACE_MS)
   }

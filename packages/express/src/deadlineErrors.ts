@@ -12,7 +12,7 @@ import { clientLeft } from './clientLeft.js'
 import { destroyIfEndStalls } from './destroyIfEndStalls.js'
 import { fromItsTurn } from './fromItsTurn.js'
 import { IngressRequest } from './IngressRequest.js'
-import { queued, writeExpired } from './writeExpired.js'
+import { writeExpired } from './writeExpired.js'
 
 /**
  * Express error handler (4 arguments; put it after your routes): maps the
@@ -142,16 +142,17 @@ export function deadlineErrors(...misuse: never[]): ErrorRequestHandler {
     // when it enforces, above): a started stream ended now whose client
     // stopped reading with less than the high-water mark waiting (an SSE
     // feed of small events) never flushed its end, and the socket stayed
-    // open for good. Bounded as deadline() bounds its own. Not a response
-    // the app had ended already (its answer, still flushing, is its own),
-    // nor one queued behind another pipelined answer: it waits its turn,
-    // and a destroy took the shared connection.
+    // open for good. Bounded as deadline() bounds its own: from its turn
+    // when queued behind another pipelined answer (a destroy while it
+    // waits took the shared connection; left unbounded, it was held for
+    // good once its turn came). Not a response the app had ended already
+    // (its answer, still flushing, is its own).
     const endedBefore = res.writableEnded
     // Under an observing deadline(), a response that wrote all the length it
     // declared is ended, not destroyed (see `wholeBodyGiven`).
     const action = writeExpired(res, req.method, reason, ingress?.givenBefore)
-    if (action === 'ended' && !endedBefore && !res.destroyed && !queued(res)) {
-      destroyIfEndStalls(res)
+    if (action === 'ended' && !endedBefore) {
+      fromItsTurn(res, () => destroyIfEndStalls(res), 'finish')
     } else if (action === '504') {
       // Its `end` reached a middleware that completes it later
       // (express-session saving to its store): bounded the same, from its

@@ -1,5 +1,5 @@
 import { once } from 'node:events'
-import type { Socket } from 'node:net'
+import { connect, type Socket } from 'node:net'
 import { DeadlineExceededError, ManualClock } from '@hourglass/core'
 import type { ErrorRequestHandler, Express, RequestHandler, Response } from 'express'
 import { request } from 'undici'
@@ -310,5 +310,194 @@ describe.each(majors)('the same answers queued behind a pipelined answer ($name)
     await cutAGraceAfterItsTurn(res, gate.resolve, (ms) => vi.advanceTimersByTime(ms))
     const text = await connection.text()
     expect([...text.matchAll(/HTTP\/1\.1 (\d+)/g)].map((m) => m[1])).toEqual(['200', '504'])
+  })
+
+  /**
+   * A started stream (chunked, an SSE feed) queued when its deadline fires:
+   * `writeExpired` ends it rather than destroying it (its buffered writes
+   * wait their turn), and that end was left out of every bound, before its
+   * turn and after: held for good when the end never left.
+   */
+  it('a stream deadline() ended through an end that never completes: destroyed a grace after its turn', async () => {
+    const ended = record<IngressEndMessage>(expressChannels.end.name)
+    try {
+      const clock = new ManualClock()
+      const gate = deferred()
+      const handled = deferred<Response>()
+      const app = pipelineApp(gate.promise, (app) => {
+        app.use(deadline({ defaultMs: 10_000, reserveMs: 10, clock }))
+        app.get('/next', (_req, res) => {
+          res.write('event 1\n')
+          handled.resolve(res)
+        })
+      })
+      const connection = await pipeline(app, pipelinedGet('/next', 200))
+      const res = await handled.promise
+      clock.advance(190) // its deadline ends the stream, through the store that never answers
+      await cutAGraceAfterItsTurn(res, gate.resolve, (ms) => clock.advance(ms))
+      await ended.count(2)
+      expect(ended.messages.map((m) => [m.outcome, m.statusCode])).toEqual([
+        ['ok', 200],
+        ['expired', 200],
+      ])
+      const text = await connection.text()
+      expect([...text.matchAll(/HTTP\/1\.1 (\d+)/g)].map((m) => m[1])).toEqual(['200', '200'])
+      // Cut: no terminating chunk, the client can tell.
+      expect(text).toContain('event 1\n')
+      expect(text.endsWith('0\r\n\r\n')).toBe(false)
+      expect(clock.pendingTimers).toBe(0)
+    } finally {
+      ended.stop()
+    }
+  })
+
+  it('a stream deadlineErrors() ended without deadline(): destroyed a grace after its turn', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] })
+    const gate = deferred()
+    const answered = deferred<Response>()
+    const errors = deadlineErrors()
+    const app = pipelineApp(gate.promise, (app) => {
+      app.get('/next', (_req, res, next) => {
+        res.write('event 1\n')
+        next(new DeadlineExceededError({ budgetMs: 100, elapsedMs: 100, slice: 'lookup' }))
+      })
+      app.use(((error, req, res, next) => {
+        errors(error, req, res, next)
+        answered.resolve(res)
+      }) as ErrorRequestHandler)
+    })
+    const connection = await pipeline(app, pipelinedGet('/next'))
+    const res = await answered.promise
+    await cutAGraceAfterItsTurn(res, gate.resolve, (ms) => vi.advanceTimersByTime(ms))
+    const text = await connection.text()
+    expect([...text.matchAll(/HTTP\/1\.1 (\d+)/g)].map((m) => m[1])).toEqual(['200', '200'])
+    expect(text.endsWith('0\r\n\r\n')).toBe(false)
+  })
+})
+
+/**
+ * A started stream queued behind a pipelined answer holds what it writes
+ * while it waits — megabytes, for a feed of any size — and its deadline
+ * ends it (no middleware at all). At its turn Node hands the socket all of
+ * it: a client that stopped reading never took it, and the end never left
+ * (3 s on: 20 MB held, the socket open, the request never ended). Now
+ * destroyed once a grace passes without a byte moving; a client still
+ * reading is kept however long the rest takes, and gets the clean end.
+ */
+describe.each(majors)('a queued stream of megabytes the deadline ended ($name)', (major) => {
+  const running: Running[] = []
+  const sockets: Socket[] = []
+  afterEach(async () => {
+    for (const socket of sockets.splice(0)) socket.destroy()
+    await Promise.all(running.splice(0).map((s) => s.close()))
+  })
+
+  /** Bytes `/next` writes while queued: more than the OS buffers on loopback take. */
+  const SIZE = 12 * 1024 * 1024
+
+  /**
+   * `/first` then `/next`, whose 200 ms deadline ends it while it waits
+   * behind `/first`, from a client that reads nothing yet; back once
+   * `/next` has its turn, with what the server's socket still holds.
+   */
+  async function queuedAtItsTurn(clock: ManualClock) {
+    const gate = deferred()
+    const handled = deferred<Response>()
+    const app = major.app()
+    app.use(deadline({ defaultMs: 10_000, reserveMs: 10, clock }))
+    app.get('/first', (_req, res) => {
+      res.write('a')
+      void gate.promise.then(() => res.end('b'))
+    })
+    app.get('/next', (_req, res) => {
+      const chunk = Buffer.alloc(64 * 1024, 120)
+      for (let i = 0; i < SIZE / chunk.length; i++) res.write(chunk)
+      handled.resolve(res)
+    })
+    const server = await listen(app)
+    running.push(server)
+    const client = connect(Number(new URL(server.url).port), '127.0.0.1')
+    sockets.push(client)
+    client.on('error', () => {})
+    await once(client, 'connect')
+    client.pause()
+    client.write(pipelinedGet('/first') + pipelinedGet('/next', 200))
+    const res = await handled.promise
+    expect(res.socket).toBeNull()
+    clock.advance(190) // its deadline: ended, not destroyed (it waits its turn)
+    expect(res.writableEnded).toBe(true)
+    const turn = once(res, 'socket')
+    gate.resolve()
+    await turn
+    const served = res.socket as Socket & { _handle: { writeQueueSize: number } }
+    // The case at hand: the OS took part of it, the rest waits for the client.
+    expect(served._handle.writeQueueSize).toBeGreaterThan(0)
+    return { res, client, served }
+  }
+
+  it('its client reading nothing: destroyed a grace after its turn, the request ends expired', async () => {
+    const ended = record<IngressEndMessage>(expressChannels.end.name)
+    try {
+      const clock = new ManualClock()
+      const { res } = await queuedAtItsTurn(clock)
+      clock.advance(RESPOND_END_GRACE_MS - 1)
+      expect(res.destroyed).toBe(false)
+      clock.advance(1)
+      // Before, nothing bounded it: its megabytes and the socket held for good.
+      expect(res.destroyed).toBe(true)
+      await ended.count(2)
+      expect(ended.messages.map((m) => [m.outcome, m.statusCode])).toEqual([
+        ['ok', 200],
+        ['expired', 200],
+      ])
+      expect(clock.pendingTimers).toBe(0)
+    } finally {
+      ended.stop()
+    }
+  })
+
+  it('its client still reading: kept past the grace while its bytes move, and ends clean', async () => {
+    const ended = record<IngressEndMessage>(expressChannels.end.name)
+    try {
+      const clock = new ManualClock()
+      const { res, client, served } = await queuedAtItsTurn(clock)
+      const held = served._handle.writeQueueSize
+      clock.advance(RESPOND_END_GRACE_MS - 1)
+      // The client reads until the socket has handed the OS more of it, then stops.
+      const moved = deferred()
+      const reading = () => {
+        if (served._handle.writeQueueSize >= held) return
+        client.pause()
+        moved.resolve()
+      }
+      client.on('data', reading)
+      client.resume()
+      await moved.promise
+      // Still going: its end has not left.
+      expect(res.writableFinished).toBe(false)
+      clock.advance(1)
+      // A fixed grace cut a client still reading.
+      expect(res.destroyed).toBe(false)
+      // The rest, read whole, up to the terminating chunk.
+      client.off('data', reading)
+      const whole = deferred()
+      let tail = ''
+      client.on('data', (chunk: Buffer) => {
+        tail = (tail + chunk.subarray(-16).toString('latin1')).slice(-16)
+        if (tail.endsWith('\r\n0\r\n\r\n')) whole.resolve()
+      })
+      client.resume()
+      await whole.promise
+      await ended.count(2)
+      expect(ended.messages.map((m) => [m.outcome, m.statusCode])).toEqual([
+        ['ok', 200],
+        ['expired', 200],
+      ])
+      // Finished whole, not destroyed under it (a clean end closes it too).
+      expect(res.writableFinished).toBe(true)
+      expect(clock.pendingTimers).toBe(0)
+    } finally {
+      ended.stop()
+    }
   })
 })
