@@ -623,6 +623,13 @@ export class Attempt {
     const now = this.init.clock.now()
     // Disposed, it reads as a deadline that never expires: no time left to bound by.
     const enforced = boundingDeadline(this.init.deadline)
+    // Ended, and this attempt never heard it: a trial disposed after its
+    // observed expiry is no longer its parent's child, and the attempt
+    // listens to the trial alone. Ended by it now, as its timed twin is.
+    if (enforced?.done === true && enforced.reason !== undefined) {
+      this.abort(enforced.reason)
+      return
+    }
     if (enforced !== undefined && this.#overdue(enforced, now, phase, own)) return
     const left = enforced ? this.#left(enforced, now) : Number.POSITIVE_INFINITY
     if (left === Number.POSITIVE_INFINITY && !this.#movedUntimed && !this.#uploadMoved()) {

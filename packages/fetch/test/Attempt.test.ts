@@ -197,5 +197,37 @@ describe('Attempt', () => {
       }
       expect(attempt.reason).toMatchObject({ code: 'BODY_TIMEOUT', limitMs: 400 })
     })
+
+    // A budget on trial (`parent.child(ms, { observe: true })`) disposed after
+    // its observed expiry — its `using` scope left while a background call
+    // goes on — is no longer its parent's child, so the parent's expiry never
+    // reached the attempt, which listens to the trial alone; the backstop saw
+    // 0 ms left on the parent and re-armed itself every limit, for good.
+    it.each(['headers', 'body'] as const)(
+      '%s: a trial disposed after its observed expiry ends with its enforcing parent',
+      (phase) => {
+        const clock = new ManualClock()
+        const parent = Deadline.after(300, { clock })
+        const trial = parent.child(100, { observe: true })
+        const attempt = new Attempt({
+          deadline: trial,
+          signal: undefined,
+          limits: { ...bodyLimited, headersTimeoutMs: 400 },
+          clock,
+          method: 'GET',
+          url: 'http://x/',
+          number: 1,
+        })
+        attempt.enter(phase)
+        clock.advance(150)
+        trial.dispose()
+        clock.advance(150)
+        expect(parent.done).toBe(true)
+        clock.advance(400)
+        expect(attempt.done).toBe(true)
+        expect(attempt.reason).toMatchObject({ code: 'DEADLINE_EXCEEDED' })
+        expect(clock.pendingTimers).toBe(0)
+      },
+    )
   })
 })
