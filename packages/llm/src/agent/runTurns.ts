@@ -1,5 +1,6 @@
 import { type Deadline, errorCode, optionError, untilEnded } from '@hourglass/core'
 import { callDeadline, shadowAmbientIfFalse } from '../call/callDeadline.js'
+import { nonFiniteIn } from '../call/nonFiniteIn.js'
 import { argumentsText } from '../dialects/blocks.js'
 import { rewritesAnInteger } from '../dialects/roundedByParsing.js'
 import { holdsUnsafeInteger } from '../dialects/toolArguments.js'
@@ -200,11 +201,14 @@ async function turns(
       )
     }
     // None of them ran (refused for it, or for an unknown tool, unreadable
-    // arguments): back in the history as read, see `withoutText`.
-    if (calls.some(rewrittenByReading)) {
+    // arguments): back in the history as read, see `withoutText`, or in a
+    // form JSON can write, see `writtenFinite`.
+    if (calls.some((c) => rewrittenByReading(c) || beyondJSON(c))) {
       messages[messages.length - 1] = {
         role: 'assistant',
-        content: response.content.map((b) => (rewrittenByReading(b) ? withoutText(b) : b)),
+        content: response.content.map((b) =>
+          beyondJSON(b) ? writtenFinite(b) : rewrittenByReading(b) ? withoutText(b) : b,
+        ),
       }
     }
     messages.push({ role: 'tool', content: results })
@@ -311,7 +315,8 @@ function runnable(
   return (
     Object.hasOwn(options.tools, call.name) &&
     unreadableArguments(call) === undefined &&
-    !roundedByReading(call)
+    !roundedByReading(call) &&
+    !beyondJSON(call)
   )
 }
 
@@ -373,6 +378,19 @@ async function runTool(
       toolCallId: call.id,
       content:
         'the arguments of this call hold an integer beyond ±2^53, which reading them, or writing it again, changes; the tool was not run (pass such a number as a string)',
+      isError: true,
+    }
+  }
+  // Read as a number JSON cannot write (`{"t":1e999}` → Infinity): run, the
+  // tool acted on Infinity, and the next turn's request, which writes the
+  // call again, was refused on Anthropic's and Gemini's wire — the side
+  // effect done, the run dead. The model reads why, as for a rounded integer.
+  const nonFinite = nonFiniteIn(call.arguments)
+  if (nonFinite !== undefined) {
+    return {
+      type: 'tool_result',
+      toolCallId: call.id,
+      content: `the arguments of this call hold a number beyond JSON's range (${nonFinite.value}${nonFinite.path === '' ? '' : ` at ${nonFinite.path.replace(/^\./, '')}`}); the tool was not run (pass such a number as a string)`,
       isError: true,
     }
   }
@@ -558,6 +576,35 @@ function withoutText(block: ContentBlock): ContentBlock {
   if (block.type !== 'tool_call' || argumentsText(block.arguments) === undefined) return block
   const { rawArguments: _, ...read } = block
   return read
+}
+
+/** A tool call whose arguments read as a number JSON cannot write (`nonFiniteIn`): `1e999`. */
+function beyondJSON(block: ContentBlock): boolean {
+  return block.type === 'tool_call' && nonFiniteIn(block.arguments) !== undefined
+}
+
+/**
+ * A call refused for a number beyond JSON's range goes back in the history
+ * with that number as its text (`"Infinity"`) and without the text the model
+ * wrote: no wire can send the number (JSON writes it as null, which the
+ * request check refuses), and Anthropic and Gemini refuse the text. Kept
+ * when the value cannot be written (nested too deep): the next turn's typed
+ * refusal, not a RangeError.
+ */
+function writtenFinite(block: ContentBlock): ContentBlock {
+  if (block.type !== 'tool_call') return block
+  let args: unknown
+  try {
+    args = JSON.parse(
+      JSON.stringify(block.arguments, (_key, value: unknown) =>
+        typeof value === 'number' && !Number.isFinite(value) ? String(value) : value,
+      ),
+    )
+  } catch {
+    return block
+  }
+  const { rawArguments: _, ...read } = block
+  return { ...read, arguments: args }
 }
 
 /**

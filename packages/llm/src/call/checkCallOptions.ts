@@ -353,9 +353,13 @@ function checkRequestFields(request: CallModelOptions['request']): void {
           `a tool definition ({ name, parameters }), got ${describeValue(tool)}`,
         )
       }
-      // Named as the build names a tool's schema it cannot write (`unwritableRequest`).
-      const found = nonFiniteIn((tool as { parameters?: unknown }).parameters)
-      if (found !== undefined) refuseNonFinite(`tools[${i}].parameters${found.path}`, found.value)
+      // Named by its wire path, as the gateway's client wrote it (OpenAI's
+      // `tools[0].function.parameters`): the gateway answers 400 with this
+      // as `param`. Written whole, its own `toJSON` called.
+      const found = nonFiniteIn((tool as { parameters?: unknown }).parameters, { whole: true })
+      if (found !== undefined) {
+        refuseNonFinite(`tools[${i}].function.parameters${found.path}`, found.value)
+      }
     })
   }
   const extra: unknown = request.extra
@@ -424,7 +428,8 @@ function checkBlocks(blocks: readonly unknown[], at: string): void {
     if (type === 'tool_call') {
       const call = block as { arguments?: unknown; rawArguments?: unknown }
       const k = toolCalls++
-      const found = call.rawArguments === undefined ? nonFiniteIn(call.arguments) : undefined
+      const found =
+        call.rawArguments === undefined ? nonFiniteIn(call.arguments, { whole: true }) : undefined
       if (found !== undefined) {
         refuseNonFinite(`${at}.tool_calls[${k}].function.arguments${found.path}`, found.value)
       }

@@ -14,25 +14,35 @@
  * What is under `value` is walked as JSON writes it: what a `toJSON`
  * returns (called as JSON.stringify calls it, with its key, as
  * `unwritableRequest` does to find a BigInt), a `new Number(NaN)` as its
- * number. `value` itself is walked as its fields: `extra`'s go into the
- * body one by one.
+ * number. `value` itself is walked as its fields (`extra`'s go into the
+ * body one by one), or, with `whole`, as JSON writes it too: a tool's
+ * `parameters` and a call's arguments are written whole, their own `toJSON`
+ * called.
  *
  * Run on every call, over values that may be megabytes (a gateway client's
  * 1.9 M-number array): only containers go on the stack, each with its
  * position and its parent, numbers are checked where they lie, and a path
  * is built only for the number found — a step and a path string per value
  * made the walk 30–100 times slower than writing the value. No recursion (a
- * value may nest deeper than the stack allows); each object once (one that
- * refers to itself is left to the build, which refuses it by name:
- * `unwritableRequest`), and not below `MAX_DEPTH`, where a `toJSON` that
- * returns a new object each time would have it walk for ever.
+ * value may nest deeper than the stack allows); each object once, known by
+ * itself, not by what its `toJSON` returns (a new object each call): a
+ * linked list whose nodes' `toJSON` return `{ value, prev, next }` was
+ * walked along every path through it — 53 s for three nodes, then a raw
+ * "Set maximum size exceeded". One met again (one that refers to itself)
+ * is left to the build, which refuses it by name (`unwritableRequest`).
+ * Nothing below `MAX_DEPTH` either, where a `toJSON` that returns a new
+ * object each time would have it walk for ever: the build refuses that too.
  */
-export function nonFiniteIn(value: unknown): NonFinite | undefined {
-  if (typeof value === 'number') return Number.isFinite(value) ? undefined : { path: '', value }
-  if (typeof value !== 'object' || value === null) return undefined
+export function nonFiniteIn(
+  value: unknown,
+  { whole = false }: { whole?: boolean } = {},
+): NonFinite | undefined {
+  const root = whole ? written(value, '') : value
+  if (typeof root === 'number') return Number.isFinite(root) ? undefined : { path: '', value: root }
+  if (typeof root !== 'object' || root === null) return undefined
   // Made once a container holds another: most tool calls' arguments are flat.
   let seen: Set<object> | undefined
-  const stack: Frame[] = [frameOf(value, undefined, '')]
+  const stack: Frame[] = [frameOf(root, undefined, '')]
   while (stack.length > 0) {
     const frame = stack[stack.length - 1] as Frame
     const { container, keys } = frame
@@ -42,15 +52,28 @@ export function nonFiniteIn(value: unknown): NonFinite | undefined {
     }
     const key = keys === undefined ? frame.next : (keys[frame.next] as string)
     frame.next++
-    const child = written((container as Record<string | number, unknown>)[key], key)
+    const raw: unknown = (container as Record<string | number, unknown>)[key]
+    if (typeof raw === 'object' && raw !== null) {
+      // `value` itself too when `whole`: `root` is what its `toJSON` returned.
+      seen ??= new Set<object>([root, value as object])
+      // Before its `toJSON` is called: what that returns is new each time.
+      if (seen.has(raw)) continue
+      seen.add(raw)
+    }
+    const child = written(raw, key)
     if (typeof child === 'number') {
       if (!Number.isFinite(child)) return { path: pathOf(frame, key), value: child }
       continue
     }
-    if (typeof child !== 'object' || child === null || stack.length >= MAX_DEPTH) continue
-    seen ??= new Set<object>([value])
-    if (seen.has(child)) continue
-    seen.add(child)
+    if (typeof child !== 'object' || child === null) continue
+    // Past what JSON.stringify writes: the build refuses the value, and each
+    // of a deeper level's objects, made anew by a `toJSON`, would be walked.
+    if (stack.length >= MAX_DEPTH) return undefined
+    // A `toJSON` that returns an object met already (itself, a parent).
+    if (child !== raw) {
+      if (seen?.has(child)) continue
+      seen?.add(child)
+    }
     stack.push(frameOf(child, frame, key))
   }
   return undefined

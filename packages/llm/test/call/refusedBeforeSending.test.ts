@@ -238,7 +238,7 @@ describe('hostile options are refused by name, before sending', () => {
             { name: 'set', parameters: schema },
           ],
         },
-        'tools[1].parameters.properties.t.maximum',
+        'tools[1].function.parameters.properties.t.maximum',
       ],
       [
         {
@@ -253,6 +253,15 @@ describe('hostile options are refused by name, before sending', () => {
       [
         { messages: calling([set('c2', { at: [0, Number.NEGATIVE_INFINITY] })]) },
         'messages[1].tool_calls[0].function.arguments.at[1]',
+      ],
+      // Written whole, their own toJSON called: each went out as null.
+      [
+        { tools: [{ name: 'set', parameters: { type: 'object', toJSON: () => schema } }] },
+        'tools[0].function.parameters.properties.t.maximum',
+      ],
+      [
+        { messages: calling([set('c2', { t: 1, toJSON: () => ({ t: Number.NaN }) })]) },
+        'messages[1].tool_calls[0].function.arguments.t',
       ],
     ]
     for (const [patch, field] of cases) {
@@ -279,6 +288,59 @@ describe('hostile options are refused by name, before sending', () => {
     })
     const sent = fake.requests[0]?.body as { messages: Array<{ tool_calls?: unknown }> }
     expect(sent.messages[1]?.tool_calls).toMatchObject([{ function: { arguments: '{"t":1e999}' } }])
+  })
+
+  // Each node's toJSON returns a new { value, prev, next }: the check walked
+  // every path through the list (53 s of a blocked event loop for three
+  // nodes), then failed with a raw RangeError. The build refuses it by name.
+  it('a linked list whose nodes’ toJSON point back (extra, parameters, arguments) is refused by name at once', async () => {
+    const { fake, call } = await setup()
+    type Node = {
+      value: number
+      prev?: Node | undefined
+      next?: Node | undefined
+      toJSON(): unknown
+    }
+    const nodes: Node[] = [1, 2, 3].map((value) => ({
+      value,
+      toJSON(this: Node) {
+        return { value: this.value, prev: this.prev ?? null, next: this.next ?? null }
+      },
+    }))
+    nodes.forEach((node, i) => {
+      node.prev = nodes[i - 1]
+      node.next = nodes[i + 1]
+    })
+    const head = nodes[0]
+    const cases: Array<[Partial<ChatRequest>, string]> = [
+      [{ extra: { metadata: head } }, 'metadata'],
+      [{ tools: [{ name: 'set', parameters: { type: 'object', head } }] }, 'tools[0].parameters'],
+      [
+        {
+          messages: [
+            user('set it'),
+            {
+              role: 'assistant',
+              content: [{ type: 'tool_call', id: 'c', name: 'set', arguments: { head } }],
+            },
+            { role: 'tool', content: [{ type: 'tool_result', toolCallId: 'c', content: 'ok' }] },
+          ],
+        },
+        'messages[1].tool_calls[0].function.arguments',
+      ],
+    ]
+    for (const [patch, field] of cases) {
+      const refused = await call({
+        request: { messages: [user('hi')], maxTokens: 8, ...patch },
+      }).then(
+        () => undefined,
+        (error: unknown) => error,
+      )
+      expect(isInvalidChatRequest(refused), field).toBe(true)
+      expect((refused as { field: string }).field).toBe(field)
+      expect((refused as Error).message).toMatch(/refers to itself/)
+    }
+    expect(fake.requests).toHaveLength(0)
   })
 
   // No chat API takes an empty conversation (OpenAI-compatible servers answer
