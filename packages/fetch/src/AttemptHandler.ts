@@ -1,4 +1,5 @@
 import type { AsyncResource } from 'node:async_hooks'
+import { streamableReason } from '@hourglass/core'
 import type { Dispatcher } from 'undici'
 import type { Attempt } from './Attempt.js'
 import { asError } from './asError.js'
@@ -6,7 +7,6 @@ import { classifyError } from './classifyError.js'
 import { BodyTimeoutError } from './errors/BodyTimeoutError.js'
 import { HeadersTimeoutError } from './errors/HeadersTimeoutError.js'
 import { forwardedReason } from './forwardedReason.js'
-import { streamableReason } from './streamableReason.js'
 import { watchUpload } from './watchUpload.js'
 
 type Handler = Dispatcher.DispatchHandler
@@ -216,9 +216,12 @@ abstract class AttemptPhases {
       this.attempt.finish(error)
     }
     if (this.hooks.beforeError?.(error, this.responded, this.attempt)) return
-    // Once answered, the error ends a body stream: one a stream cannot take
-    // (streamableReason) threw out of its destroy, and left the read hanging.
-    this.forwardError(this.responded && error === reason ? streamableReason(error) : error)
+    // The error ends a Node stream, answered or not: the body stream once
+    // answered, and before the answer too — undici's request() destroys a
+    // stream request body with it, pipeline() its Duplex. A reason a stream
+    // cannot take (streamableReason) threw out of that destroy, uncaught, and
+    // left pipeline's Duplex open and the Agent held.
+    this.forwardError(error === reason ? streamableReason(error) : error)
   }
 }
 

@@ -1,8 +1,9 @@
 import { once } from 'node:events'
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
+import { Readable } from 'node:stream'
 import { Deadline, messageOf, runWithDeadline } from '@hourglass/core'
-import { Agent, request } from 'undici'
+import { Agent, pipeline, request } from 'undici'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createFetch, deadlineInterceptor } from '../src/index.js'
 import { recordEgress } from './helpers.js'
@@ -71,8 +72,20 @@ async function outcome(call: Promise<unknown>, reason: unknown): Promise<string>
     (error: unknown) => ({ resolved: false, error }),
   )
   if (got.resolved) return 'resolved'
-  return got.error === reason ? 'the reason' : `${typeof got.error}: ${messageOf(got.error)}`
+  if (got.error === reason) return 'the reason'
+  if (got.error instanceof Error && got.error.cause === reason) return 'an Error caused by it'
+  return `${typeof got.error}: ${messageOf(got.error)}`
 }
+
+/**
+ * What the interceptor's calls reject with: undici destroys a Node stream
+ * with the error (the answer's body; before it, a stream request body or
+ * pipeline's Duplex), and Node reads its `stack`, which throws for the
+ * getter's Error and the revoked Proxy: those come as an Error with the
+ * reason as its cause.
+ */
+const throughStreams = (name: string) =>
+  name === 'an object with no prototype' ? 'the reason' : 'an Error caused by it'
 
 /**
  * Runs `call` under a deadline that follows a controller; aborts it with
@@ -133,7 +146,42 @@ describe('a deadline cancelled with a reason whose message cannot be read: the c
 
   it.each(reasons)('deadlineInterceptor under undici.request, in flight (%s)', async (name) => {
     const reason = unreadable[name]!()
-    expect(await abortedInFlight(reason, () => request(url, { dispatcher }))).toBe('the reason')
+    expect(await abortedInFlight(reason, () => request(url, { dispatcher }))).toBe(
+      throughStreams(name),
+    )
+  })
+
+  it.each(reasons)(
+    'deadlineInterceptor under undici.request with a stream request body, in flight (%s)',
+    async (name) => {
+      const reason = unreadable[name]!()
+      const body = new Readable({ read() {} })
+      body.push('a')
+      const got = await abortedInFlight(reason, () =>
+        request(url, { dispatcher, method: 'POST', body }),
+      )
+      // Before, it also threw, uncaught, out of undici's destroy of `body`.
+      expect(got).toBe(throughStreams(name))
+      expect(body.destroyed).toBe(true)
+    },
+  )
+
+  it.each(reasons)('deadlineInterceptor under undici.pipeline, in flight (%s)', async (name) => {
+    const reason = unreadable[name]!()
+    const got = await abortedInFlight(
+      reason,
+      () =>
+        new Promise((resolve, reject) => {
+          const duplex = pipeline(url, { dispatcher, method: 'GET' }, ({ body }) => body)
+          duplex.on('error', reject)
+          // Before, the Duplex closed without an error for the getter's
+          // Error, and never closed for the revoked Proxy (the Agent held).
+          duplex.on('close', () => resolve('closed without an error'))
+          duplex.end()
+          duplex.resume()
+        }),
+    )
+    expect(got).toBe(throughStreams(name))
   })
 
   it.each(reasons)('createFetch, while its body is read (%s)', async (name) => {
@@ -163,12 +211,14 @@ describe('a deadline cancelled with a reason whose message cannot be read: the c
         // A Node stream cannot be destroyed with such a value (it reads its
         // `stack`): the body fails with an Error that has it as its cause.
         (error: unknown) =>
-          error === reason || (error instanceof Error && error.cause === reason)
+          error === reason
             ? 'the reason'
-            : messageOf(error),
+            : error instanceof Error && error.cause === reason
+              ? 'an Error caused by it'
+              : messageOf(error),
       )
       controller.abort(reason)
-      expect(await read).toBe('the reason')
+      expect(await read).toBe(throughStreams(name))
       deadline.dispose()
     },
   )

@@ -1,4 +1,4 @@
-import { systemClock } from '@hourglass/core'
+import { streamableReason, systemClock } from '@hourglass/core'
 import { createFetch, type DeadlineDispatchOptions, type HourglassFetch } from '@hourglass/fetch'
 import { request as undiciRequest } from 'undici'
 import { StreamCollector } from '../call/StreamCollector.js'
@@ -258,11 +258,14 @@ export function createAdapter(
     const clock = send.deadline?.clock ?? systemClock
     const sentAt = clock.now()
     let headersAt: number | undefined
+    const unlink = streamSafeSignal(out.options)
     try {
       const res = await undiciRequest(out.url, out.options)
       headersAt = clock.now()
+      res.body.once('close', unlink)
       return await work(res)
     } catch (thrown) {
+      unlink()
       // How long the request waited for its headers: a close before any
       // headers long after sending is a cut generation, not a stale
       // connection (classifyThrown). Once headers came (an error status
@@ -787,3 +790,29 @@ function streamOf(
     },
   }
 }
+
+/**
+ * Gives undici, in place of `options.signal`, one that follows it with a
+ * reason a Node stream can be destroyed with (core's `streamableReason`):
+ * undici destroys the answer's body with the signal's reason, and Node reads
+ * its `stack` first, which throws for a revoked Proxy or an Error whose
+ * `message` getter throws — uncaught, out of undici's abort listener. The
+ * adapter's own checks read `send.signal`, whose reason stays the caller's:
+ * the call still rejects with it. Returns the unlink (the follower's
+ * listener goes when the body closes or the request fails).
+ */
+function streamSafeSignal(options: { signal?: unknown }): () => void {
+  const signal = options.signal as AbortSignal | undefined
+  if (signal === undefined) return noop
+  const follower = new AbortController()
+  options.signal = follower.signal
+  if (signal.aborted) {
+    follower.abort(streamableReason(signal.reason))
+    return noop
+  }
+  const onAbort = () => follower.abort(streamableReason(signal.reason))
+  signal.addEventListener('abort', onAbort, { once: true })
+  return () => signal.removeEventListener('abort', onAbort)
+}
+
+function noop(): void {}

@@ -982,8 +982,18 @@ function unrejectedKey(adapter: ModelAdapter, rejected: ReadonlySet<string>): st
   return key
 }
 
+/**
+ * The thrown value's class for the record. Never throws: a caller's stop
+ * reason passes through as it is and can be anything — `instanceof` of a
+ * revoked Proxy throws, as can a `constructor` getter — and a throw here
+ * replaced the reason the call rejects with.
+ */
 function className(error: unknown): string {
-  if (error instanceof Error) return error.constructor.name
+  try {
+    if (error instanceof Error) return String(error.constructor.name)
+  } catch {
+    // Unreadable: said by its type alone.
+  }
   return typeof error
 }
 

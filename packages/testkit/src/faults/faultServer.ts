@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import type { AddressInfo, Socket } from 'node:net'
-import { refuseUnknownOptions } from '@hourglass/core'
+import { messageOf, refuseUnknownOptions } from '@hourglass/core'
 import type { Fault, FaultPlan } from './Fault.js'
 import { faultProblem } from './faultProblem.js'
 import { type RequestLog, type RequestRecord, recordOf, recordRequests } from './recordRequests.js'
@@ -69,7 +69,9 @@ export async function faultServer(
   // naming it (or, once the headers are out, drop the connection), and fail
   // the test at close().
   const fail = (res: ServerResponse, index: number, error: unknown) => {
-    const failure = error instanceof Error ? error : new Error(String(error))
+    // A plan or a fault may throw anything: String() of an object with no
+    // prototype or a revoked Proxy (whose instanceof throws too) threw here.
+    const failure = isReadableError(error) ? error : new Error(messageOf(error), { cause: error })
     planError ??= failure
     if (res.headersSent) {
       // The server's doing, not the client leaving.
@@ -91,7 +93,7 @@ export async function faultServer(
         stop: () => log.markStopped(record.index),
         serverAborted: () => log.markServerAborted(record.index),
         fail: (error) => {
-          const message = error instanceof Error ? error.message : String(error)
+          const message = messageOf(error)
           fail(
             res,
             record.index,
@@ -196,7 +198,7 @@ function pick(plan: FaultPlan, record: RequestRecord): Fault {
         ? plan({ method: record.method, url: record.url, headers: record.headers }, record.index)
         : plan
   } catch (error) {
-    const message = error instanceof Error ? error.message : String(error)
+    const message = messageOf(error)
     throw new Error(`faultServer: the plan threw for request ${record.index}: ${message}`, {
       cause: error,
     })
@@ -334,5 +336,14 @@ function describe(value: object): string {
     return JSON.stringify(value)
   } catch {
     return Object.prototype.toString.call(value)
+  }
+}
+
+/** An Error whose message reads: one a revoked Proxy's `instanceof` or a getter would not throw out of. */
+function isReadableError(error: unknown): error is Error {
+  try {
+    return error instanceof Error && typeof error.message === 'string'
+  } catch {
+    return false
   }
 }

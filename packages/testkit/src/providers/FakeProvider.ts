@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { type Clock, isClock, refuseUnknownOptions, systemClock } from '@hourglass/core'
+import { type Clock, isClock, messageOf, refuseUnknownOptions, systemClock } from '@hourglass/core'
 import { checkReplyFields } from './checkReplyFields.js'
 import { checkUsage } from './checkUsage.js'
 import { defaultRateLimitReply } from './defaultRateLimitReply.js'
@@ -285,7 +285,10 @@ export class FakeProvider {
       res.writeHead(500, { 'content-type': 'application/json' }).end(
         JSON.stringify({
           error: {
-            message: `the fake provider failed while answering: ${String(error).slice(0, 500)}`,
+            // messageOf, not String(): a script may throw anything, and String()
+            // of an object with no prototype or a revoked Proxy threw here,
+            // after writeHead — the client saw a reset, not this 500.
+            message: `the fake provider failed while answering: ${messageOf(error).slice(0, 500)}`,
             type: 'fake_provider_script_error',
             code: 'reply_failed',
           },

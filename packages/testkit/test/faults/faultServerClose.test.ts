@@ -163,6 +163,34 @@ describe('faultServer: a Fault with a bad field', () => {
   })
 })
 
+describe('faultServer: a plan that throws what has no readable message', () => {
+  const hostile: [string, () => unknown][] = [
+    ['an object with no prototype', () => Object.create(null)],
+    [
+      'a revoked Proxy',
+      () => {
+        const { proxy, revoke } = Proxy.revocable(new Error('x'), {})
+        revoke()
+        return proxy
+      },
+    ],
+  ]
+  it.each(hostile)(
+    '%s: its own 500, naming the request; close() rejects with it',
+    async (_, make) => {
+      // Before: String() of it threw, and the 500 said "Cannot convert object to primitive value".
+      const server = await faultServer(() => {
+        throw make()
+      })
+      expect(await get(server.url)).toEqual({
+        status: 500,
+        body: 'faultServer: the plan threw for request 0: an object',
+      })
+      await expect(server.close()).rejects.toThrow('the plan threw for request 0: an object')
+    },
+  )
+})
+
 describe('tcpFaultServer options', () => {
   it('refuses an unknown option or mode instead of behaving as silent', async () => {
     await expect(tcpFaultServer({ mode: 'reset', afterMS: 5 } as never)).rejects.toThrow(

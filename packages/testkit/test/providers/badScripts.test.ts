@@ -92,6 +92,33 @@ it('a script function that throws gets a 500 naming the exception, and the recor
 })
 
 it.each([
+  ['an object with no prototype', () => Object.create(null)],
+  [
+    'a revoked Proxy',
+    () => {
+      const { proxy, revoke } = Proxy.revocable(new Error('x'), {})
+      revoke()
+      return proxy
+    },
+  ],
+])('a script that throws %s gets the same 500 reply_failed', async (_, make) => {
+  fake = await startFakeProvider({
+    reply: () => {
+      throw make()
+    },
+  })
+  // Before: String() of it threw after the 500's headers: the connection was reset.
+  const res = await post(fake)
+  expect(res.status).toBe(500)
+  const body = (await res.json()) as { error: { code: string; message: string } }
+  expect(body.error).toMatchObject({
+    code: 'reply_failed',
+    message: 'the fake provider failed while answering: an object',
+  })
+  expect(fake.inFlight).toBe(0)
+})
+
+it.each([
   [{ inputTokens: -5 }, RangeError, 'inputTokens'],
   [{ outputTokens: Number.NaN }, TypeError, 'outputTokens'],
   [{ cachedInputTokens: '10' }, TypeError, 'cachedInputTokens'],
