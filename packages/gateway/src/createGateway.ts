@@ -420,11 +420,19 @@ function buildGateway(
   // closes it, a drain's): no answer of its would be sent, so none is
   // worked on — no upstream call, no count, nothing for a drain to wait on.
   // Its line says why its client got nothing: 499, the connection closed
-  // under it.
+  // under it. Its answer is ended, empty, though never sent: Node stops
+  // reading a connection's pipelined requests only once the answers queued
+  // on it hold a socket's high-water mark of unsent bytes. Left open, it
+  // held none, and a client pipelining behind an answer still in flight was
+  // read, parsed and logged without bound (each request's objects kept
+  // until the connection closed). Its status is its line's, for what
+  // watches answers end (OpenTelemetry's http instrumentation).
   router.use(
-    forOurs((req, _res, next) => {
+    forOurs((req, res, next) => {
       if (!behindLastAnswer(req.socket)) return next()
       req.resume()
+      res.statusCode = 499
+      res.end()
       log('info', 'request', {
         requestId: requestIdFrom(req.headers[REQUEST_ID_HEADER]),
         path: loggedPathOf(req),
