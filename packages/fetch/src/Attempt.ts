@@ -213,6 +213,24 @@ export class Attempt {
     // every mode. Its expiry still changes nothing here.
     if (deadline) {
       this.#offDeadline = deadline.onDone((reason) => this.abort(reason))
+      // A budget on trial (an observe child) is bounded by its enforcing
+      // ancestor, whose end reaches the trial only while it is its child: a
+      // trial disposed mid-call (its `using` scope left) no longer hears it,
+      // and the attempt ran on past it to its phase limit — for good under
+      // a limit of 0. So the attempt hears that ancestor too, under trials
+      // only. Assigned before it subscribes: one already ended finishes the
+      // attempt at once, and finish() releases the trial's hook.
+      const enforced = boundingDeadline(deadline)
+      if (enforced !== undefined && enforced !== deadline && this.state !== 'done') {
+        const offTrial = this.#offDeadline
+        const offEnforced = enforced.onDone((reason) => this.abort(reason))
+        if (this.state !== 'done') {
+          this.#offDeadline = () => {
+            offTrial()
+            offEnforced()
+          }
+        }
+      }
     }
     // Created under a deadline that has already ended: onDone finished the
     // attempt at once, and nothing may be added that finish() would release.

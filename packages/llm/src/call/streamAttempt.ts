@@ -238,6 +238,9 @@ export async function streamAttempt(options: StreamAttemptOptions): Promise<Send
       }
     }
     if (!collector.sawToken) {
+      // The caller's own reason passes as it is, unread: `instanceof` on a
+      // revoked Proxy throws, and the call rejected with llm's TypeError.
+      if (sink.signal.aborted && thrown === sink.signal.reason) throw thrown
       if (thrown instanceof ProviderError) return { ok: false, error: thrown }
       throw thrown
     }

@@ -89,4 +89,31 @@ describe("a call stopped by its caller's signal with a reason whose message cann
     })()
     expect(await outcome(read, reason)).toBe('the reason')
   })
+
+  // Before a token the stream's failure took the ProviderError check, whose
+  // `instanceof` a revoked Proxy throws out of: llm's TypeError, not the reason.
+  it.each(unreadable)('a stream, before its first token (%s)', async (_, make) => {
+    const reason = make()
+    const fake = await fakes.start({ dialect: 'openai', reply: reply.hang() })
+    const model = fakes.adapter(
+      openAICompatible({ baseURL: fake.baseURL, apiKey: 'sk', model: 'gpt-4o', name: 'p' }),
+    )
+    const controller = new AbortController()
+    const call = callModel({
+      models: [model],
+      request: { messages: [user('count')], maxTokens: 16, stream: true },
+      deadline: Deadline.after(60_000),
+      signal: controller.signal,
+      retry: { maxAttempts: 1, budgets: false },
+      limits: { admission: false },
+    })
+    const read = (async () => {
+      for await (const _event of call as unknown as AsyncIterable<unknown>) {
+        // nothing comes
+      }
+    })()
+    await vi.waitFor(() => expect(fake.requests).toHaveLength(1))
+    controller.abort(reason)
+    expect(await outcome(read, reason)).toBe('the reason')
+  })
 })
