@@ -221,10 +221,11 @@ export class Attempt {
       // only. Assigned before it subscribes: one already ended finishes the
       // attempt at once, and finish() releases the trial's hook.
       const enforced = boundingDeadline(deadline)
-      if (enforced !== undefined && enforced !== deadline && this.state !== 'done') {
+      if (enforced !== undefined && enforced !== deadline && !this.done) {
         const offTrial = this.#offDeadline
         const offEnforced = enforced.onDone((reason) => this.abort(reason))
-        if (this.state !== 'done') {
+        // Read again: onDone ran the abort at once for an ancestor already ended.
+        if (!this.done) {
           this.#offDeadline = () => {
             offTrial()
             offEnforced()
