@@ -476,6 +476,28 @@ describe('hostile request bodies get a 4xx naming the problem, never a 500', () 
     expect(fake.requests.length).toBe(before)
   })
 
+  it('a list names its first bad element whatever its length: 1,000 parts as 1,001', async () => {
+    // Read up to its first bad element past 1,000 elements only, a list
+    // named a later, deeper field below: `content[5].text` at 1,000 parts,
+    // `content[0]` at 1,001.
+    const before = fake.requests.length
+    for (const length of [1_000, 1_001]) {
+      for (const [role, deeper] of [
+        ['user', { type: 'text', text: 5 }],
+        ['assistant', { type: 'refusal', refusal: 5 }],
+      ] as const) {
+        const content: unknown[] = Array(length).fill({ type: 'text', text: 'x' })
+        content[0] = 1
+        content[5] = deeper
+        const name = `${length} ${role}`
+        const r = await post({ name, body: json({ model: 'm', messages: [{ role, content }] }) })
+        expect(r.status, name).toBe(400)
+        expect(r.error?.param, name).toBe('messages[0].content[0]')
+      }
+    }
+    expect(fake.requests.length).toBe(before)
+  })
+
   it('a field name quoted in a refusal shows its bidi overrides, C1 controls, separators and joiners escaped, not raw', async () => {
     // A zero-width joiner too: a name is an id, as a model name (kept in a provider's words).
     const key = '\u202eevil\u0085\u009b31m\u2028\u200b\u200d'

@@ -1,5 +1,6 @@
 import { z } from 'zod'
 import { MAX_JSON_DEPTH, nestsDeeperThan } from './jsonDepth.js'
+import { upToFirstBad } from './upToFirstBad.js'
 
 /**
  * The OpenAI Chat Completions request, as the gateway accepts it. Text only:
@@ -52,29 +53,6 @@ const everyKeyKept = <T extends z.ZodType>(record: T) =>
     return value
   }, record)
 
-/** The longest list validated by zod alone, every bad element reported. */
-const SHORT_LIST = 1_000
-
-/**
- * A list whose length the client sets, read up to its first bad element
- * only: zod reports every element that fails, and an issue costs
- * microseconds where a valid element costs nanoseconds. 2,000,000 × `1` as
- * one message's content (3.8 MiB, within the body limit) held the event
- * loop 18 s for one 400. The gateway reports one problem, the first bad
- * element's (with its index, as before), so the rest is not read. A list
- * past its `max` goes as it is: zod refuses its length before any element.
- * Nor is a short one read twice: up to `SHORT_LIST` issues cost zod well
- * under a millisecond, and the look-ahead doubled the validation of every
- * ordinary request (a 20-message one: 8 → 17 µs).
- */
-const upToFirstBad = <T extends z.ZodArray>(list: T, max = Number.POSITIVE_INFINITY) =>
-  z.preprocess((value) => {
-    if (!Array.isArray(value) || value.length <= SHORT_LIST || value.length > max) return value
-    const element = list.element as z.ZodType
-    const bad = value.findIndex((item) => !element.validate(item))
-    return bad === -1 ? value : value.slice(0, bad + 1)
-  }, list)
-
 const jsonObject = everyKeyKept(
   z.record(z.string(), z.unknown(), { error: 'expected a JSON object' }),
 )
@@ -86,7 +64,7 @@ const textPart = z.strictObject({
   text: z.string({ error: 'expected a string' }),
 })
 
-const content = z.union([z.string(), upToFirstBad(z.array(textPart))], {
+const content = z.union([z.string(), upToFirstBad(textPart)], {
   error: 'expected a string or an array of text parts',
 })
 
@@ -112,11 +90,9 @@ const assistantContent = z.union(
   [
     z.string(),
     upToFirstBad(
-      z.array(
-        z.discriminatedUnion('type', [textPart, refusalPart], {
-          error: 'only text and refusal parts are supported (no audio)',
-        }),
-      ),
+      z.discriminatedUnion('type', [textPart, refusalPart], {
+        error: 'only text and refusal parts are supported (no audio)',
+      }),
     ),
   ],
   { error: 'expected a string or an array of text or refusal parts' },
@@ -156,7 +132,7 @@ const message = z.discriminatedUnion(
         role: z.literal('assistant'),
         content: assistantContent.nullish(),
         name,
-        tool_calls: z.array(toolCall).max(MAX_TOOLS).nullish(),
+        tool_calls: upToFirstBad(toolCall, { max: [MAX_TOOLS] }).nullish(),
         // OpenAI's assistant message has these too; openai-python's
         // `message.model_dump()` sends them as `null` on every answer pushed
         // back (`null` is "not set", as OpenAI takes it). Set, they are
@@ -176,10 +152,10 @@ const message = z.discriminatedUnion(
         // The citations the gateway's answers now carry (`url_citation`s):
         // accepted so such an answer can be pushed back as it came (only
         // `[]` was, a 400 for every answer with a citation), sent to no provider.
-        annotations: z
-          .array(z.record(z.string(), z.unknown()), { error: 'expected an array of objects' })
-          .max(MAX_ANNOTATIONS)
-          .nullish(),
+        annotations: upToFirstBad(z.record(z.string(), z.unknown()), {
+          error: 'expected an array of objects',
+          max: [MAX_ANNOTATIONS],
+        }).nullish(),
         // The answer's thinking (DeepSeek's spelling). Accepted so the answer
         // can be pushed back as it came, and sent to no provider: llm's
         // OpenAI-compatible requests carry no thinking (DeepSeek's reasoner
@@ -276,19 +252,17 @@ const shortString = z.string({ error: 'expected a string' }).max(MAX_ID, upTo(MA
 
 export const chatRequestSchema = z.looseObject({
   model: z.string({ error: 'expected a string' }).min(1, nonEmpty).max(256, upTo(256)),
-  messages: upToFirstBad(
-    z
-      .array(message, { error: 'expected an array of messages' })
-      .min(1, { error: 'expected at least one message' })
-      .max(MAX_MESSAGES, upTo(MAX_MESSAGES, 'messages')),
-    MAX_MESSAGES,
-  ),
+  messages: upToFirstBad(message, {
+    error: 'expected an array of messages',
+    min: [1, { error: 'expected at least one message' }],
+    max: [MAX_MESSAGES, upTo(MAX_MESSAGES, 'messages')],
+  }),
   max_tokens: tokens,
   max_completion_tokens: tokens,
   temperature: number(0, 2),
   top_p: number(0, 1),
   stop: z
-    .union([z.string(), z.array(z.string()).max(16)], {
+    .union([z.string(), upToFirstBad(z.string(), { max: [16] })], {
       error: 'expected a string or an array of up to 16 strings',
     })
     .nullish(),
@@ -299,10 +273,10 @@ export const chatRequestSchema = z.looseObject({
       include_obfuscation: z.boolean().nullish(),
     })
     .nullish(),
-  tools: z
-    .array(tool, { error: 'expected an array of tools' })
-    .max(MAX_TOOLS, upTo(MAX_TOOLS, 'tools'))
-    .nullish(),
+  tools: upToFirstBad(tool, {
+    error: 'expected an array of tools',
+    max: [MAX_TOOLS, upTo(MAX_TOOLS, 'tools')],
+  }).nullish(),
   tool_choice: toolChoice.nullish(),
   parallel_tool_calls: z.boolean({ error: 'expected true or false' }).nullish(),
   response_format: responseFormat.nullish(),
@@ -338,7 +312,7 @@ export const chatRequestSchema = z.looseObject({
   store: z.boolean({ error: 'expected true or false' }).nullish(),
   metadata: everyKeyKept(z.record(z.string().max(64), z.string().max(512))).nullish(),
   modalities: upToFirstBad(
-    z.array(z.literal('text', { error: 'only text: the gateway answers text only' })),
+    z.literal('text', { error: 'only text: the gateway answers text only' }),
   ).nullish(),
   audio: z.null({ error: 'not supported: the gateway answers text only' }).optional(),
   // The deprecated function calling. Forwarded as an unknown field, a
