@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { type Clock, isClock, systemClock, wait } from '@hourglass/core'
-import { deadline } from '@hourglass/express'
+import { closeIfOrphaned, deadline } from '@hourglass/express'
 import { createFetch, type HourglassFetch } from '@hourglass/fetch'
 import express, {
   type NextFunction,
@@ -426,11 +426,15 @@ function buildGateway(
   // held none, and a client pipelining behind an answer still in flight was
   // read, parsed and logged without bound (each request's objects kept
   // until the connection closed). Its status is its line's, for what
-  // watches answers end (OpenTelemetry's http instrumentation).
+  // watches answers end (OpenTelemetry's http instrumentation, which ends a
+  // server span on the response's 'close': Node 20 and 22 never emit it for
+  // a response still queued when its connection closes, so this one is
+  // closed with the connection, as the tracker closes the others).
   router.use(
     forOurs((req, res, next) => {
       if (!behindLastAnswer(req.socket)) return next()
       req.resume()
+      closeIfOrphaned(req, res)
       res.statusCode = 499
       res.end()
       log('info', 'request', {

@@ -1,5 +1,5 @@
 import { once } from 'node:events'
-import { createServer } from 'node:http'
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import { connect, type Socket } from 'node:net'
 import { type ProviderReply, reply, startFakeProvider } from '@hourglass/testkit'
 import express from 'express'
@@ -36,6 +36,11 @@ it('requests pipelined behind a 405 and an answer in flight stop being read; tha
   )
   app.use(gateway)
   const server = createServer(app)
+  // Every answer, to see each one end: a skipped one is closed with its
+  // connection (Node 20 and 22 emit no 'close' for an answer still queued,
+  // and OpenTelemetry's http instrumentation ends a server span on it).
+  const answers: ServerResponse[] = []
+  server.on('request', (_req: IncomingMessage, res: ServerResponse) => answers.push(res))
   const accepted = once(server, 'connection') as Promise<[Socket]>
   server.listen(0, '127.0.0.1')
   await once(server, 'listening')
@@ -83,6 +88,9 @@ it('requests pipelined behind a 405 and an answer in flight stop being read; tha
     ).toEqual([200])
     expect(skipped()).toBe(parsed)
     expect(fake.requests).toHaveLength(1)
+    await expect.poll(() => answers.filter((res) => !res.closed).length).toBe(0)
+    expect(answers).toHaveLength(parsed + 2)
+    expect(answers.slice(2).every((res) => res.statusCode === 499)).toBe(true)
   } finally {
     release()
     client.destroy()
