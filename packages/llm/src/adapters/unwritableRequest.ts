@@ -133,7 +133,9 @@ function* placesOf(request: ChatRequest, textOnWire: boolean): Generator<Place> 
   const tools = request.tools ?? []
   for (let t = 0; t < tools.length; t++) {
     yield {
-      field: `tools[${t}].parameters`,
+      // By its wire path, as a NaN in it is named (`checkCallOptions`) and
+      // the gateway's client wrote it: the gateway answers 400 with it as `param`.
+      field: `tools[${t}].function.parameters`,
       what: `the parameters of tool ${quoted(String(tools[t]?.name), 60)}`,
       value: tools[t]?.parameters,
     }

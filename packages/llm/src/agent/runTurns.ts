@@ -284,8 +284,9 @@ async function answer(
         ) {
           throw new Unremembered(response)
         }
-        // With the cut call named beside it: its mark does not survive a
-        // store outside the process (`rememberAnswer`).
+        // With the cut call named beside it, and its numbers beyond JSON's
+        // range: neither its mark nor an Infinity survives a store outside
+        // the process (`rememberAnswer`).
         return rememberAnswer(response, cut)
       },
       { store: options.store, ...bounds },

@@ -290,6 +290,48 @@ describe('hostile options are refused by name, before sending', () => {
     expect(sent.messages[1]?.tool_calls).toMatchObject([{ function: { arguments: '{"t":1e999}' } }])
   })
 
+  // Anthropic adds `type: 'object'` to a schema without one: spread, a
+  // class's own `toJSON` (on its prototype) was dropped, so the fields went
+  // out, not what the check had read — `maximum: Infinity` as null, unrefused.
+  it('anthropic: a schema without type whose toJSON is on its class is sent as that toJSON returns, and checked so', async () => {
+    const fake = await fakes.start({ dialect: 'anthropic', reply: reply.text('ok') })
+    const model = fakes.adapter(
+      anthropic({ baseURL: fake.baseURL, apiKey: 'sk-ant-test', model: 'claude-x' }),
+    )
+    const written = { properties: { n: { type: 'number', maximum: 10 } } }
+    class Schema {
+      properties = { n: { type: 'number', maximum: Number.POSITIVE_INFINITY } }
+      toJSON() {
+        return written
+      }
+    }
+    class NaNSchema {
+      properties = { n: { type: 'number', maximum: 10 } }
+      toJSON() {
+        return { properties: { n: { type: 'number', maximum: Number.NaN } } }
+      }
+    }
+    const call = (parameters: object) =>
+      callModel({
+        models: [model],
+        request: { messages: [user('hi')], maxTokens: 8, tools: [{ name: 'set', parameters }] },
+        limits: { admission: false },
+      } as CallModelOptions)
+    await call(new Schema())
+    const sent = fake.requests[0]?.body as { tools: Array<{ input_schema: unknown }> }
+    // Was { type: 'object', properties: { n: { type: 'number', maximum: null } } }.
+    expect(sent.tools[0]?.input_schema).toEqual({ type: 'object', ...written })
+    const refused = await call(new NaNSchema()).then(
+      () => undefined,
+      (error: unknown) => error,
+    )
+    expect(refused).toMatchObject({
+      code: 'INVALID_CHAT_REQUEST',
+      field: 'tools[0].function.parameters.properties.n.maximum',
+    })
+    expect(fake.requests).toHaveLength(1)
+  })
+
   // Each node's toJSON returns a new { value, prev, next }: the check walked
   // every path through the list (53 s of a blocked event loop for three
   // nodes), then failed with a raw RangeError. The build refuses it by name.
@@ -314,7 +356,11 @@ describe('hostile options are refused by name, before sending', () => {
     const head = nodes[0]
     const cases: Array<[Partial<ChatRequest>, string]> = [
       [{ extra: { metadata: head } }, 'metadata'],
-      [{ tools: [{ name: 'set', parameters: { type: 'object', head } }] }, 'tools[0].parameters'],
+      // Named as a NaN in it is: by the wire path a gateway client wrote.
+      [
+        { tools: [{ name: 'set', parameters: { type: 'object', head } }] },
+        'tools[0].function.parameters',
+      ],
       [
         {
           messages: [

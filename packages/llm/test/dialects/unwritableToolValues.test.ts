@@ -173,7 +173,7 @@ describe('tool values JSON cannot hold', () => {
       const error = refusal(name, { messages: [{ role: 'user', content: 'hi' }], tools })
       expect(error, name).toMatchObject({
         code: 'INVALID_CHAT_REQUEST',
-        field: 'tools[0].parameters',
+        field: 'tools[0].function.parameters',
       })
       expect((error as Error).message).toContain('tool "refund"')
     }

@@ -8,13 +8,25 @@
  * `type: 'object'` first; one that names its type goes as it is.
  */
 export function anthropicInputSchema(parameters: Record<string, unknown>): Record<string, unknown> {
+  const schema = writtenAs(parameters, 'input_schema') as Record<string, unknown>
   // None (a JavaScript caller, as OpenAI documents leaving it out: a tool
   // without arguments): the OpenAI dialect sends it so, and a fallback to
   // Anthropic must take the same tool.
-  if (parameters === undefined || parameters === null) return { type: 'object' }
+  if (schema === undefined || schema === null) return { type: 'object' }
   // Not an object (a JavaScript caller's mistake): Anthropic's own 400 names it.
-  if (typeof parameters !== 'object' || parameters === null || Array.isArray(parameters))
-    return parameters
-  if (parameters['type'] !== undefined) return parameters
-  return { type: 'object', ...parameters }
+  if (typeof schema !== 'object' || Array.isArray(schema)) return schema
+  if (schema['type'] !== undefined) return schema
+  return { type: 'object', ...schema }
+}
+
+/**
+ * `value` as JSON.stringify writes it under `key`: what its `toJSON`
+ * returns, if it has one (a schema class's, on its prototype). Spread into
+ * a new object, such a `toJSON` was lost: the class's fields went out
+ * (`maximum: Infinity` as null), not the schema the NaN check had read
+ * (`checkCallOptions`, which calls it) and OpenAI and Gemini send.
+ */
+function writtenAs(value: unknown, key: string): unknown {
+  const toJSON = (value as { toJSON?: unknown } | null | undefined)?.toJSON
+  return typeof value === 'object' && typeof toJSON === 'function' ? toJSON.call(value, key) : value
 }

@@ -18,7 +18,8 @@ import { roundedArgs } from './roundedArgs.js'
  * `streamGenerateContent?alt=sse` events → normalised events. Every event is
  * a whole `GenerateContentResponse` holding the next parts; a function call
  * arrives whole, so its arguments are one delta (the chunk's text of them
- * where parsing rounded an integer in them: `roundedArgs`), and its own
+ * where parsing rounded an integer in them, or read `1e999` as Infinity:
+ * `roundedArgs`), and its own
  * `index` (0, 1, … in the answer). The chunk with a
  * `finishReason` (which carries the final usage) ends the stream: Gemini has
  * no `[DONE]`.
@@ -72,7 +73,8 @@ export function createGeminiStreamParser(): StreamParser {
             type: 'tool_call',
             id: block.id,
             name: block.name,
-            // As the model wrote them where parsing rounded an integer in them.
+            // As the model wrote them where parsing rounded an integer in
+            // them, or read a number JSON writes as null (`roundedArgs`).
             argumentsDelta: block.rawArguments ?? JSON.stringify(block.arguments),
             // Every part is a call of its own, whole: two that name one `id`
             // are two calls, not one with both arguments joined.
