@@ -220,7 +220,7 @@ export class Attempt {
       // a limit of 0. So the attempt hears that ancestor too, under trials
       // only. Assigned before it subscribes: one already ended finishes the
       // attempt at once, and finish() releases the trial's hook.
-      const enforced = boundingDeadline(deadline)
+      const enforced = deadline.observe ? boundingDeadline(deadline) : undefined
       if (enforced !== undefined && enforced !== deadline && !this.done) {
         const offTrial = this.#offDeadline
         const offEnforced = enforced.onDone((reason) => this.abort(reason))
