@@ -58,4 +58,27 @@ describe('a list of bad elements is refused at its first, however long it is', (
     const text = `{"model":"m","messages":[${Array(1_000).fill(message).join(',')}]}`
     expect(problem(text)).toBe('messages[0].annotations[0]')
   })
+
+  // The records whose keys the client chooses: zod reported every bad
+  // entry (300,000 bad logit_bias keys, 3.3 MiB: 2.9 s; bad values 1.4 s;
+  // metadata's 1.5 s), one 400 naming the first.
+  const entries = (n: number, entry: (i: number) => string) =>
+    Array.from({ length: n }, (_, i) => entry(i)).join(',')
+  const withField = (field: string) =>
+    `{"model":"m","messages":[{"role":"user","content":"hi"}],${field}}`
+
+  it('300,000 logit_bias keys that are no token ids', { timeout: 30_000 }, () => {
+    const text = withField(`"logit_bias":{${entries(300_000, (i) => `"a${i}":1`)}}`)
+    expect(problem(text)).toBe('logit_bias.a0')
+  })
+
+  it('300,000 logit_bias values out of range', { timeout: 30_000 }, () => {
+    const text = withField(`"logit_bias":{${entries(300_000, (i) => `"${i}":999`)}}`)
+    expect(problem(text)).toBe('logit_bias["0"]')
+  })
+
+  it('300,000 metadata values that are no strings', { timeout: 30_000 }, () => {
+    const text = withField(`"metadata":{${entries(300_000, (i) => `"k${i}":${i}`)}}`)
+    expect(problem(text)).toBe('metadata.k0')
+  })
 })

@@ -53,6 +53,47 @@ const everyKeyKept = <T extends z.ZodType>(record: T) =>
     return value
   }, record)
 
+/**
+ * A record whose keys the client chooses (`logit_bias`, `metadata`), read
+ * up to its first bad entry, as `upToFirstBad` reads a list: zod reports
+ * every entry that fails, some 5–10 µs each, and 300,000 bad `logit_bias`
+ * keys (3.3 MiB, within the body limit) held the event loop 2.9 s for one
+ * 400 naming the first. The entries up to and including the first bad one
+ * go to zod's own record, which refuses that one with its message and path
+ * as before; a valid record is read twice, which a short one (every real
+ * one) is spared.
+ */
+const upToFirstBadEntry = <K extends z.ZodType<PropertyKey>, V extends z.ZodType>(
+  key: K,
+  entry: V,
+) =>
+  z.preprocess(
+    (value) => {
+      if (typeof value !== 'object' || value === null || Array.isArray(value)) return value
+      const keys = Object.keys(value)
+      if (keys.length <= SHORT_RECORD) return value
+      for (let i = 0; i < keys.length; i++) {
+        const name = keys[i] as string
+        if (
+          !key.safeParse(name).success ||
+          !entry.safeParse((value as Record<string, unknown>)[name]).success
+        ) {
+          const cut: Record<string, unknown> = {}
+          for (let j = 0; j <= i; j++) {
+            const kept = keys[j] as string
+            cut[kept] = (value as Record<string, unknown>)[kept]
+          }
+          return cut
+        }
+      }
+      return value
+    },
+    z.record(key, entry),
+  )
+
+/** The most entries a record is read with zod alone, every bad one reported. */
+const SHORT_RECORD = 1_000
+
 const jsonObject = everyKeyKept(
   z.record(z.string(), z.unknown(), { error: 'expected a JSON object' }),
 )
@@ -290,7 +331,7 @@ export const chatRequestSchema = z.looseObject({
   frequency_penalty: number(-2, 2),
   presence_penalty: number(-2, 2),
   logit_bias: everyKeyKept(
-    z.record(
+    upToFirstBadEntry(
       z.string().regex(/^\d{1,10}$/, { error: 'keys are token ids' }),
       z.number(BIAS).min(-100, BIAS).max(100, BIAS),
     ),
@@ -310,7 +351,7 @@ export const chatRequestSchema = z.looseObject({
   prompt_cache_retention: shortString,
   service_tier: shortString,
   store: z.boolean({ error: 'expected true or false' }).nullish(),
-  metadata: everyKeyKept(z.record(z.string().max(64), z.string().max(512))).nullish(),
+  metadata: everyKeyKept(upToFirstBadEntry(z.string().max(64), z.string().max(512))).nullish(),
   modalities: upToFirstBad(
     z.literal('text', { error: 'only text: the gateway answers text only' }),
   ).nullish(),
