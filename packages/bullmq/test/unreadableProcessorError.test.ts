@@ -1,6 +1,7 @@
 import { once } from 'node:events'
 import { currentDeadline, Deadline, ManualClock } from '@hourglass/core'
 import { describe, expect, it } from 'vitest'
+import { revokedProxy, unreadableMessageError } from '../../../test/support/unreadableValues.js'
 import { addWithDeadline, JobDeadlineExceededError, withDeadline } from '../src/index.js'
 import { finished, signal } from './support/observe.js'
 import { available, useRedisQueues } from './support/redisQueues.js'
@@ -11,26 +12,12 @@ import { available, useRedisQueues } from './support/redisQueues.js'
 // that constructor, and the job failed with the getter's error instead of
 // deadline_exceeded — not an UnrecoverableError, so BullMQ retried it.
 
-/** An Error whose message cannot be read. */
-function unreadable(): Error {
-  return Object.defineProperty(new Error('x'), 'message', {
-    get() {
-      throw new Error('no message for you')
-    },
-  })
-}
+const unreadable = unreadableMessageError
 
 describe('JobDeadlineExceededError with a cause whose message cannot be read', () => {
   it.each([
     ['an Error whose message getter throws', unreadable],
-    [
-      'a revoked Proxy',
-      () => {
-        const { proxy, revoke } = Proxy.revocable(new Error('x'), {})
-        revoke()
-        return proxy
-      },
-    ],
+    ['a revoked Proxy', revokedProxy],
   ])('%s: made, never thrown, and its message says the deadline stopped it', (_name, make) => {
     const details = { jobId: '1', queue: 'q', budgetMs: 100, elapsedMs: 100 }
     const running = new JobDeadlineExceededError({ ...details, stage: 'running', cause: make() })

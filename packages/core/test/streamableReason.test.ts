@@ -1,5 +1,6 @@
 import { PassThrough } from 'node:stream'
 import { describe, expect, it } from 'vitest'
+import { revokedProxy, unreadableMessageError } from '../../../test/support/unreadableValues.js'
 import { streamableReason } from '../src/index.js'
 
 /**
@@ -18,23 +19,8 @@ describe('streamableReason', () => {
   })
 
   it.each([
-    [
-      'an Error whose message getter throws',
-      () =>
-        Object.defineProperty(new Error('x'), 'message', {
-          get() {
-            throw new Error('no message for you')
-          },
-        }),
-    ],
-    [
-      'a revoked Proxy',
-      () => {
-        const { proxy, revoke } = Proxy.revocable(new Error('x'), {})
-        revoke()
-        return proxy
-      },
-    ],
+    ['an Error whose message getter throws', unreadableMessageError],
+    ['a revoked Proxy', revokedProxy],
   ])('%s: an Error with it as cause, that a stream is destroyed with', async (_, make) => {
     const reason = make()
     const stream = new PassThrough()

@@ -5,6 +5,7 @@ import { Readable } from 'node:stream'
 import { Deadline, messageOf, runWithDeadline } from '@hourglass/core'
 import { Agent, pipeline, request } from 'undici'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { unreadableValues } from '../../../test/support/unreadableValues.js'
 import { createFetch, deadlineInterceptor } from '../src/index.js'
 import { recordEgress } from './helpers.js'
 
@@ -17,20 +18,7 @@ import { recordEgress } from './helpers.js'
  * uncaught TypeError, and with a revoked Proxy the fetch never settled (the
  * listeners after the throwing one, which stop undici's fetch, never ran).
  */
-const unreadable: Record<string, () => unknown> = {
-  'an object with no prototype': () => Object.assign(Object.create(null), { why: 'shutdown' }),
-  'an Error whose message getter throws': () =>
-    Object.defineProperty(new Error('x'), 'message', {
-      get() {
-        throw new Error('no message for you')
-      },
-    }),
-  'a revoked Proxy': () => {
-    const { proxy, revoke } = Proxy.revocable(new Error('x'), {})
-    revoke()
-    return proxy
-  },
-}
+const unreadable = unreadableValues
 const reasons = Object.keys(unreadable)
 
 let server: Server

@@ -1,6 +1,7 @@
 import { type ServerUnaryCall, type sendUnaryData, status } from '@grpc/grpc-js'
 import { ClientClosedError, currentDeadline, Deadline, runWithDeadline } from '@hourglass/core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { unreadableValues } from '../../../test/support/unreadableValues.js'
 import { deadlineInterceptor, deadlineServerInterceptor } from '../src/index.js'
 import {
   connect,
@@ -22,22 +23,7 @@ import {
 // under a deadline already cancelled so, the call threw that TypeError
 // where it was made instead of failing CANCELLED.
 
-function revoked(): object {
-  const { proxy, revoke } = Proxy.revocable(new Error('x'), {})
-  revoke()
-  return proxy
-}
-
-const unreadable: Record<string, () => unknown> = {
-  'an object with no prototype': () => Object.assign(Object.create(null), { why: 'shutdown' }),
-  'an Error whose message getter throws': () =>
-    Object.defineProperty(new Error('x'), 'message', {
-      get() {
-        throw new Error('no message for you')
-      },
-    }),
-  'a revoked Proxy': revoked,
-}
+const unreadable = unreadableValues
 
 describe('a caller deadline cancelled with a reason whose message cannot be read', () => {
   let server: RunningServer

@@ -1,6 +1,7 @@
 import { Deadline, ManualClock, messageOf } from '@hourglass/core'
 import { reply } from '@hourglass/testkit'
 import { describe, expect, it, vi } from 'vitest'
+import { revokedProxy, unreadableMessageError } from '../../../../test/support/unreadableValues.js'
 import { openAICompatible } from '../../src/adapters/openAICompatible.js'
 import { callModel } from '../../src/call/callModel.js'
 import { useFakes, user } from './support/fakes.js'
@@ -16,23 +17,8 @@ import { useFakes, user } from './support/fakes.js'
  * TypeError out of undici's abort listener.
  */
 const unreadable: [string, () => unknown][] = [
-  [
-    'an Error whose message getter throws',
-    () =>
-      Object.defineProperty(new Error('x'), 'message', {
-        get() {
-          throw new Error('no message for you')
-        },
-      }),
-  ],
-  [
-    'a revoked Proxy',
-    () => {
-      const { proxy, revoke } = Proxy.revocable(new Error('x'), {})
-      revoke()
-      return proxy
-    },
-  ],
+  ['an Error whose message getter throws', unreadableMessageError],
+  ['a revoked Proxy', revokedProxy],
 ]
 
 const fakes = useFakes()
