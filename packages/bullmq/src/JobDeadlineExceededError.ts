@@ -1,4 +1,4 @@
-import { DeadlineExceededError, isDeadlineExceeded, messageOf } from '@hourglass/core'
+import { DeadlineExceededError, isDeadlineExceeded, isError, messageOf } from '@hourglass/core'
 
 /**
  * Where a job was when its deadline ended it:
@@ -96,11 +96,7 @@ function describe(d: JobDeadlineExceededDetails, budgetMs: number, elapsedMs: nu
  * `deadline_exceeded`, and BullMQ retried it.
  */
 function causeText(cause: unknown): string {
-  try {
-    return cause instanceof Error ? `: ${messageOf(cause)}` : ''
-  } catch {
-    return ''
-  }
+  return isError(cause) ? `: ${messageOf(cause)}` : ''
 }
 
 /** True for the error a worker fails a job with when the job's deadline ended it (any installed copy). */

@@ -1,3 +1,4 @@
+import { fieldOf, isError } from '@hourglass/core'
 import type { Job } from 'bullmq'
 
 /** What BullMQ will do with a failed attempt. */
@@ -22,16 +23,16 @@ const RATE_LIMIT_MESSAGE = 'bullmq:rateLimitExceeded'
  * deferral, its retry past the deadline went unchecked.
  */
 export function isDeferral(error: unknown): boolean {
-  // Whatever a processor rejects with: an Error whose `message` getter
-  // throws, or a revoked Proxy (whose `instanceof` throws), threw out of here
-  // ahead of the deadline's branch, and the job failed with that throw —
-  // retried by BullMQ — where its deadline had stopped it.
-  try {
-    if (!(error instanceof Error)) return false
-    return DEFERRED.has(error.name) || error.message === RATE_LIMIT_MESSAGE
-  } catch {
-    return false
-  }
+  // Read without a throw: an Error whose `message` getter throws, or a
+  // revoked Proxy (whose `instanceof` throws), threw out of here ahead of
+  // the deadline's branch, and the job failed with that throw — retried by
+  // BullMQ — where its deadline had stopped it.
+  if (!isError(error)) return false
+  const name = fieldOf(error, 'name')
+  return (
+    (typeof name === 'string' && DEFERRED.has(name)) ||
+    fieldOf(error, 'message') === RATE_LIMIT_MESSAGE
+  )
 }
 
 /** The errors by which a processor says it has moved its own job itself. */
@@ -45,12 +46,9 @@ const OWN_MOVES = new Set(['DelayedError', 'WaitingError', 'WaitingChildrenError
  * that job itself.
  */
 export function isOwnMove(error: unknown): boolean {
-  // Never throws, as `isDeferral`.
-  try {
-    return error instanceof Error && OWN_MOVES.has(error.name)
-  } catch {
-    return false
-  }
+  // Read without a throw, as `isDeferral`.
+  const name = isError(error) ? fieldOf(error, 'name') : undefined
+  return typeof name === 'string' && OWN_MOVES.has(name)
 }
 
 /**

@@ -1,3 +1,5 @@
+import { fieldOf } from './fieldOf.js'
+
 /**
  * The one vocabulary for "what kind of failure is this", shared by every
  * package (events, logs, span attributes, retry decisions):
@@ -13,25 +15,12 @@
  */
 export function errorCode(error: unknown): string {
   if (typeof error === 'object' && error !== null) {
-    const code = read(error, 'code')
+    const code = fieldOf(error, 'code')
     if (typeof code === 'string' && code !== '') return code
-    const name = read(error, 'name')
+    const name = fieldOf(error, 'name')
     if (typeof name === 'string' && name !== '') return name
   }
   return 'UNKNOWN'
-}
-
-/**
- * A property of something thrown, or undefined when reading it throws (a
- * revoked Proxy, a throwing getter): these run inside error handlers, where
- * their own throw replaced the error being handled, or escaped a listener.
- */
-function read(error: object, key: 'code' | 'name'): unknown {
-  try {
-    return (error as Record<string, unknown>)[key]
-  } catch {
-    return undefined
-  }
 }
 
 /**
@@ -42,5 +31,5 @@ function read(error: object, key: 'code' | 'name'): unknown {
  */
 export function isAbortError(error: unknown): boolean {
   if (typeof error !== 'object' || error === null) return false
-  return read(error, 'name') === 'AbortError' || read(error, 'code') === 'ABORT_ERR'
+  return fieldOf(error, 'name') === 'AbortError' || fieldOf(error, 'code') === 'ABORT_ERR'
 }

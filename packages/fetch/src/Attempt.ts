@@ -7,6 +7,7 @@ import {
   type Deadline,
   errorCode,
   expiryError,
+  fieldOf,
   isDeadlineExceeded,
 } from '@hourglass/core'
 import { allowFanOut } from './allowFanOut.js'
@@ -17,7 +18,6 @@ import { ConnectTimeoutError } from './errors/ConnectTimeoutError.js'
 import { DnsTimeoutError } from './errors/DnsTimeoutError.js'
 import type { EgressErrorDetails, EgressPhase } from './errors/EgressError.js'
 import { HeadersTimeoutError } from './errors/HeadersTimeoutError.js'
-import { fieldOf } from './fieldOf.js'
 import type { PhaseLimits } from './options.js'
 import { queuedBytes } from './queuedBytes.js'
 import { resetUpload } from './resetUpload.js'

@@ -1,4 +1,4 @@
-import { messageOf } from '@hourglass/core'
+import { isError, messageOf } from '@hourglass/core'
 
 /**
  * A failure's reason as an Error, for what needs one (an abort's argument):
@@ -11,12 +11,4 @@ import { messageOf } from '@hourglass/core'
  */
 export function asError(reason: unknown): Error {
   return isError(reason) ? reason : new Error(messageOf(reason), { cause: reason })
-}
-
-function isError(value: unknown): value is Error {
-  try {
-    return value instanceof Error
-  } catch {
-    return false
-  }
 }

@@ -1,4 +1,4 @@
-import { isAbortError, isHourglassError } from '@hourglass/core'
+import { fieldOf, isAbortError, isHourglassError } from '@hourglass/core'
 import type { Attempt } from './Attempt.js'
 import { BodyNotReadError, UNDICI_COLLECTED_REASON } from './errors/BodyNotReadError.js'
 import { BodyTimeoutError } from './errors/BodyTimeoutError.js'
@@ -7,7 +7,6 @@ import { ConnectTimeoutError } from './errors/ConnectTimeoutError.js'
 import { DnsError } from './errors/DnsError.js'
 import { HeadersTimeoutError } from './errors/HeadersTimeoutError.js'
 import { unlogParserData } from './errors/unlogParserData.js'
-import { fieldOf } from './fieldOf.js'
 
 const CONNECT_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EHOSTUNREACH', 'ENETUNREACH'])
 const DNS_CODES = new Set(['ENOTFOUND', 'EAI_AGAIN', 'EAI_FAIL', 'EAI_NONAME', 'EAI_NODATA'])

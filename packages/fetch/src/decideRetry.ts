@@ -3,6 +3,7 @@ import {
   type Deadline,
   enforcedRemaining,
   errorCode,
+  fieldOf,
   isAbortError,
   isClientClosed,
   isDeadlineExceeded,
@@ -15,7 +16,6 @@ import { isRedirectWithStreamBody } from './errors/RedirectWithStreamBodyError.j
 import { isTooManyRedirects } from './errors/TooManyRedirectsError.js'
 import { isUnexpectedRedirect } from './errors/UnexpectedRedirectError.js'
 import { isUrlRefused } from './errors/UrlRefusedError.js'
-import { fieldOf } from './fieldOf.js'
 import type { ResolvedRetry } from './options.js'
 
 /** What ended an attempt: an error, or a response status (with its headers). */

@@ -1,4 +1,4 @@
-import { fieldOf } from '../fieldOf.js'
+import { fieldOf } from '@hourglass/core'
 import { unloggedField } from './unloggedField.js'
 
 /**

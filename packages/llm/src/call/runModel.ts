@@ -1,4 +1,4 @@
-import { enforcedRemaining, untilEnded, wait } from '@hourglass/core'
+import { enforcedRemaining, fieldOf, isError, untilEnded, wait } from '@hourglass/core'
 import { isClosedClient, isRefusedArgument } from '../adapters/classifyTransport.js'
 import {
   type ModelAdapter,
@@ -989,12 +989,9 @@ function unrejectedKey(adapter: ModelAdapter, rejected: ReadonlySet<string>): st
  * replaced the reason the call rejects with.
  */
 function className(error: unknown): string {
-  try {
-    if (error instanceof Error) return String(error.constructor.name)
-  } catch {
-    // Unreadable: said by its type alone.
-  }
-  return typeof error
+  // Unreadable (a revoked Proxy, a throwing getter): said by its type alone.
+  const name = isError(error) ? fieldOf(fieldOf(error, 'constructor'), 'name') : undefined
+  return typeof name === 'string' ? name : typeof error
 }
 
 /**
