@@ -85,6 +85,66 @@ describe('Doubao / Volcengine Ark errors', () => {
     })
   })
 
+  // Ark's error-code table (volcengine.com/docs/82379/1299023): its filters
+  // for every medium and direction, and the Volcengine risk-detection
+  // product's verdicts — each a 400 that, read by its status, reached a
+  // gateway's client as `invalid_request`, not as the content refusal it is.
+  it.each([
+    ['OutputImageSensitiveContentDetected', 'the output image may contain sensitive information.'],
+    ['OutputVideoSensitiveContentDetected', 'the output video may contain sensitive information.'],
+    [
+      'InputVideoSensitiveContentDetected.PrivacyInformation',
+      'the input video may contain real person.',
+    ],
+    [
+      'InputImageSensitiveContentDetected.PrivacyInformation',
+      'the input image may contain real person.',
+    ],
+    [
+      'InputTextRiskDetection',
+      'the input text includes sensitive content that violates ContentSecurityDetection.',
+    ],
+    [
+      'InputImageRiskDetection',
+      'the input image includes sensitive content that violates ContentSecurityDetection.',
+    ],
+    [
+      'OutputTextRiskDetection',
+      'the output text includes sensitive content that violates ContentSecurityDetection.',
+    ],
+    [
+      'OutputImageRiskDetection',
+      'the output image includes sensitive content that violates ContentSecurityDetection.',
+    ],
+  ])('400 %s is a content refusal, never retried', (code, message) => {
+    expect(
+      doubao.normalizeError({
+        status: 400,
+        body: ark(code, 'BadRequest', `The request failed because ${message}`),
+      }),
+    ).toMatchObject({ kind: 'content_policy', retryable: false, providerCode: code })
+  })
+
+  // "火山引擎风险识别产品请求失败": the risk-detection service itself failed
+  // ("Internal error"). Nothing in the request is at fault: as the status's
+  // bad_request the call failed with no retry and no fallback.
+  it('400 ContentSecurityDetectionError (the filter service failed) is no bad request: a retryable server error', () => {
+    expect(
+      doubao.normalizeError({
+        status: 400,
+        body: ark(
+          'ContentSecurityDetectionError',
+          'BadRequest',
+          'Internal error. ARK Request ID: 0217; CSDRequestId: x; CSD code: 500; CSD message: timeout.',
+        ),
+      }),
+    ).toMatchObject({
+      kind: 'server_error',
+      retryable: true,
+      providerCode: 'ContentSecurityDetectionError',
+    })
+  })
+
   it('an endpoint that does not exist is not_found', () => {
     expect(
       doubao.normalizeError({

@@ -28,6 +28,35 @@ describe('OpenAI errors', () => {
     })
   })
 
+  // OpenAI's other account states on a 429 (BerriAI/litellm#2743,
+  // RamiAwar/dataline#175, ztjhz/BetterChatGPT#105), older ones with `code: null`
+  // and only `type` set: no wait lifts them.
+  it('a 429 billing_not_active is a spent quota and access_terminated a refused key, with or without a code: neither retried', () => {
+    const states = [
+      [
+        'billing_not_active',
+        'Your account is not active, please check your billing details on our website.',
+        'quota_exhausted',
+      ],
+      [
+        'access_terminated',
+        'Your access was terminated due to violation of our policies, please check your email for more information.',
+        'auth',
+      ],
+    ] as const
+    for (const [name, message, kind] of states) {
+      for (const code of [name, null]) {
+        const e = openai.normalizeError({ status: 429, body: body(code, name, message) })
+        expect(e, `${name}, code ${code}`).toMatchObject({
+          kind,
+          retryable: false,
+          status: 429,
+          providerCode: name,
+        })
+      }
+    }
+  })
+
   it('a 429 rate_limit_exceeded is retryable and waits for the exhausted limit’s reset header', async () => {
     const e = openai.normalizeError(
       await errorOver(

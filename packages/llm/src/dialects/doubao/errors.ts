@@ -19,6 +19,11 @@ const DOUBAO_CODES: Readonly<Record<string, ErrorKind>> = {
   // ask the endpoint's administrator). Nothing in the request is at fault:
   // as the status's `bad_request` the call failed with no fallback tried.
   'InvalidEndpoint.ClosedEndpoint': 'server_error',
+  // 400 "Internal error … CSD code: …; CSD message: …" (Ark's table: the
+  // Volcengine risk-detection product's request failed): the filter broke,
+  // not the request. As the status's `bad_request` the call failed with no
+  // retry and no fallback, and a client was told to fix its request.
+  ContentSecurityDetectionError: 'server_error',
   AuthenticationError: 'auth',
   AccessDenied: 'auth',
   InternalServiceError: 'server_error',
@@ -32,12 +37,21 @@ const DOUBAO_CODES: Readonly<Record<string, ErrorKind>> = {
 const DOUBAO_PREFIXES: ReadonlyArray<readonly [string, ErrorKind]> = [
   ['RateLimitExceeded', 'rate_limited'],
   ['SensitiveContentDetected', 'content_policy'],
-  ['InputTextSensitiveContentDetected', 'content_policy'],
-  ['OutputTextSensitiveContentDetected', 'content_policy'],
-  ['InputImageSensitiveContentDetected', 'content_policy'],
   ['InvalidParameter', 'bad_request'],
   ['MissingParameter', 'bad_request'],
 ]
+
+/**
+ * Ark's content filters name the medium and direction they judged
+ * (`InputTextSensitiveContentDetected`, `OutputImageSensitiveContentDetected`,
+ * `InputVideoSensitiveContentDetected.PrivacyInformation`…), and the
+ * Volcengine risk-detection product's verdicts the same way
+ * (`InputTextRiskDetection`, `OutputImageRiskDetection`). Each is a 400: as
+ * the status's `bad_request`, those the list of prefixes missed reached a
+ * gateway's client as an invalid request, not the refusal they are.
+ */
+const FILTER_CODE =
+  /^(?:Input|Output)(?:Text|Image|Video)(?:SensitiveContentDetected|RiskDetection)\b/
 
 /**
  * Ark is OpenAI-shaped: `{"error":{"code","message","param","type"}}`. Its
@@ -50,7 +64,9 @@ function readDoubaoError(json: unknown): BodyVerdict | undefined {
   const code = verdict.providerCode
   let kind = verdict.kind ?? lookup(DOUBAO_CODES, code)
   if (kind === undefined && code !== undefined) {
-    kind = DOUBAO_PREFIXES.find(([prefix]) => code.startsWith(prefix))?.[1]
+    kind =
+      DOUBAO_PREFIXES.find(([prefix]) => code.startsWith(prefix))?.[1] ??
+      (FILTER_CODE.test(code) ? 'content_policy' : undefined)
   }
   const message = verdict.message?.toLowerCase() ?? ''
   if (

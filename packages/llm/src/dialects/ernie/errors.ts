@@ -34,11 +34,22 @@ const ERNIE_CODES: Readonly<Record<string, ErrorKind>> = {
   '111': 'auth',
   access_denied: 'auth',
   invalid_model: 'not_found',
+  // v1 sends these inside a 200, where a code not in this table reads as a
+  // retryable server error: each was sent again and refused the same way.
+  // Named as Baidu's SDK names them (bce-qianfan-sdk `APIErrorCode`):
+  // PermissionError — this app may not call this model; its token still
+  // serves the others, so not `auth`, which retires the key for every
+  // model —, APINameNotExist (no such service path), and below
+  // InvalidArgumentSystem, InvalidArgumentUserSetting.
+  '336004': 'not_found',
+  '336005': 'not_found',
   '100': 'bad_request',
   '336001': 'bad_request',
   '336002': 'bad_request',
   '336003': 'bad_request',
   '336006': 'bad_request',
+  '336104': 'bad_request',
+  '336105': 'bad_request',
   malformed_json: 'bad_request',
   '336007': 'context_too_long',
   '336103': 'context_too_long',

@@ -8,6 +8,15 @@ import { getCode, getRecord, getString } from '../safeJson.js'
 const OPENAI_CODES: Readonly<Record<string, ErrorKind>> = {
   insufficient_quota: 'quota_exhausted',
   billing_hard_limit_reached: 'quota_exhausted',
+  // The account's state, on a 429 like a rate limit's (older answers with
+  // `code: null`, `type` alone): "Your account is not active, please check
+  // your billing details on our website." (BerriAI/litellm#2743) and "Your
+  // access was terminated due to violation of our policies"
+  // (ztjhz/BetterChatGPT#105). No wait lifts either: as the status's rate
+  // limit each was retried on the same key and cooled, again and again,
+  // and the provider's next key was not tried at once.
+  billing_not_active: 'quota_exhausted',
+  access_terminated: 'auth',
   rate_limit_exceeded: 'rate_limited',
   context_length_exceeded: 'context_too_long',
   // One field's string over its own limit ("Invalid 'tools[0].function.description':
