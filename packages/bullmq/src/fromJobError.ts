@@ -2,8 +2,10 @@ import {
   currentDeadline,
   type Deadline,
   describeValue,
+  fieldOf,
   isDeadline,
   isDeadlineExceeded,
+  isError,
   refuseUnknownOptions,
 } from '@hourglass/core'
 import { asOwnOrForeignExpiry } from './asOwnOrForeignExpiry.js'
@@ -87,14 +89,11 @@ export function fromJobError(
   // threw "current.remaining is not a function" from the app's error
   // handler, for a job failed by its deadline alone, in place of the 504.
   const given = callersDeadline(options)
-  if (!(error instanceof Error) || isDeadlineExceeded(error)) return error
-  let message: unknown
-  try {
-    message = error.message
-  } catch {
-    // A message getter that throws (a hostile or broken error): not a job's reason.
-    return error
-  }
+  // `isError`, not `instanceof`: a revoked Proxy throws at the question, and
+  // that TypeError replaced the error being handled. A message getter that
+  // throws reads as none: not a job's reason.
+  if (!isError(error) || isDeadlineExceeded(error)) return error
+  const message = fieldOf(error, 'message')
   if (typeof message !== 'string' || message.length > MAX_REASON || !message.startsWith(PREFIX)) {
     return error
   }

@@ -1,5 +1,6 @@
 import type { JobsOptions } from 'bullmq'
 import { describe, expect, it } from 'vitest'
+import { revokedProxy } from '../../../test/support/unreadableValues.js'
 import {
   bullmqChannels,
   fromJobError,
@@ -77,6 +78,11 @@ describe('fromJobError: numbers in a stored reason that no worker writes', () =>
       },
     })
     expect(fromJobError(hostile)).toBe(hostile)
+  })
+
+  it('a revoked Proxy is returned as it is: asking whether it is an Error throws, and that TypeError replaced the error being handled', () => {
+    const proxy = revokedProxy()
+    expect(fromJobError(proxy)).toBe(proxy)
   })
 })
 

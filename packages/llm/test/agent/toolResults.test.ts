@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest'
+import { unreadableValues } from '../../../../test/support/unreadableValues.js'
 import { MemorySideEffectStore } from '../../src/agent/MemorySideEffectStore.js'
 import { runTurns } from '../../src/agent/runTurns.js'
 import { isSideEffectStoreError } from '../../src/errors/SideEffectStoreError.js'
@@ -172,4 +173,33 @@ describe('runTurns: a side-effect store that cannot be read', () => {
     // One model call (the one that asked for the tool): nothing went back to it.
     expect(calls).toHaveLength(1)
   })
+
+  it.each(Object.entries(unreadableValues))(
+    'a store failing with %s still fails the run with SIDE_EFFECT_STORE_FAILED, the value its cause',
+    async (_, make) => {
+      const outage = make()
+      const store = { get: () => Promise.reject(outage), set: async () => {} }
+      let runs = 0
+      const error = await runTurns({
+        operationId: 'store-unreadable',
+        messages: [{ role: 'user', content: 'email Ana' }],
+        call: async (messages) => model(messages),
+        tools: {
+          send: () => {
+            runs++
+            return 'sent'
+          },
+        },
+        store,
+      }).then(
+        (result) => result.messages,
+        (thrown: unknown) => thrown,
+      )
+      // Before: the error's own message getter's Error (or a revoked Proxy's
+      // TypeError) came out of SideEffectStoreError's constructor in its place.
+      expect(isSideEffectStoreError(error)).toBe(true)
+      expect((error as { cause: unknown }).cause).toBe(outage)
+      expect(runs).toBe(0)
+    },
+  )
 })
