@@ -31,3 +31,32 @@ export function describeRedisTarget(url: string): string {
     target.host === '' ? 'localhost' : target.host.includes(':') ? `[${target.host}]` : target.host
   return target.port === '' ? host : `${host}:${target.port}`
 }
+
+/**
+ * What of `url` ioredis cannot read, said without the secret; undefined when
+ * it reads. ioredis percent-decodes the URL's user and password
+ * (`decodeURIComponent`): one written as it is, with a `%` that starts no
+ * escape — a generated password such as `50%off` — threw a bare `URIError:
+ * URI malformed` out of `new Redis(url)`, and so out of `createGateway`,
+ * naming neither the field nor the fix. The config schema refuses such a
+ * URL at `redis.url`, so `--check` says so too.
+ */
+export function redisUrlUnreadable(url: string): string | undefined {
+  let parsed: URL
+  try {
+    parsed = new URL(url)
+  } catch {
+    return undefined
+  }
+  for (const [part, text] of [
+    ['user', parsed.username],
+    ['password', parsed.password],
+  ] as const) {
+    try {
+      decodeURIComponent(text)
+    } catch {
+      return `its ${part} holds a "%" that starts no valid percent-escape, which the Redis client cannot decode: percent-encode the ${part} (a "%" as %25)`
+    }
+  }
+  return undefined
+}

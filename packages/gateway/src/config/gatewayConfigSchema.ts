@@ -1,7 +1,7 @@
 import { isHeaderName, isHeaderValue, isVisibleAscii } from '@hourglass/core'
 import { MAX_LIMIT_WINDOW_MS } from '@hourglass/llm'
 import { z } from 'zod'
-import { redisTarget } from '../redisTarget.js'
+import { redisTarget, redisUrlUnreadable } from '../redisTarget.js'
 import { type Env, envString } from './envString.js'
 import { modelNameProblem, shownChar } from './modelNameProblem.js'
 import { replacedHeaders } from './replacedHeaders.js'
@@ -290,7 +290,11 @@ export function gatewayConfigSchema(env: Env) {
                 // query too, the last of each); none: it dials localhost.
                 const target = redisTarget(url)
                 return target === undefined || target.host !== '' || target.path !== ''
-              }, 'expected a host (redis://host:port)'),
+              }, 'expected a host (redis://host:port)')
+              .superRefine((url, ctx) => {
+                const unreadable = redisUrlUnreadable(url)
+                if (unreadable !== undefined) ctx.addIssue({ code: 'custom', message: unreadable })
+              }),
           ),
           keyPrefix: text.default('hourglass:gateway'),
           /** A Redis command not answered within this falls back to the local limiter. */
