@@ -59,6 +59,30 @@ describe('Gemini function declarations', () => {
   })
 })
 
+describe('a function name Gemini refuses (it must start with a letter or an underscore)', () => {
+  it('is refused for Gemini, naming the tool, nothing sent; Anthropic takes it', async () => {
+    const tools = [
+      { type: 'function' as const, function: { name: 'search' } },
+      { type: 'function' as const, function: { name: '1password_read' } },
+    ]
+    const messages = [{ role: 'user' as const, content: 'hi' }]
+    const gemini = await send('gemini', { messages, tools })
+    expect(gemini.error?.status).toBe(400)
+    expect(gemini.error?.error).toMatchObject({
+      code: 'unsupported_field',
+      param: 'tools[1].function.name',
+    })
+    expect(gemini.error?.message).toContain('must start with a letter or an underscore')
+    expect(gemini.sent).toHaveLength(0)
+    const anthropic = await send('anthropic', { messages, tools })
+    expect(anthropic.error).toBeUndefined()
+    expect(anthropic.upstream?.['tools']).toMatchObject([
+      { name: 'search' },
+      { name: '1password_read' },
+    ])
+  })
+})
+
 describe('a tool result whose call is not in the history', () => {
   it('is refused for Gemini (it needs the function name) instead of sending the id as the name', async () => {
     const { error, sent } = await send('gemini', {

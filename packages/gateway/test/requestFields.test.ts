@@ -464,6 +464,16 @@ describe('every Chat Completions field is forwarded, translated or refused (READ
     expect(at(openai.upstream, 'safety_identifier')).toBe('s-2')
   })
 
+  it('Anthropic refuses an end-user id its metadata.user_id answers 400 (an email address, more than 256 characters), naming the field, nothing sent; OpenAI gets it', async () => {
+    const email = { user: 'alice@example.com' }
+    expectRefused('anthropic', await send('anthropic', email), 'user')
+    const long = { safety_identifier: 'x'.repeat(257) }
+    expectRefused('anthropic', await send('anthropic', long), 'safety_identifier')
+    const openai = await send('openai', email)
+    expect(openai.status, openai.text).toBe(200)
+    expect(at(openai.upstream, 'user')).toBe('alice@example.com')
+  })
+
   it('a tool_choice object with any key beyond type and function.name is refused by Anthropic and Gemini, naming the key, and forwarded as sent to OpenAI', async () => {
     const choice = (extra: Record<string, unknown>, fnExtra: Record<string, unknown> = {}) => ({
       tools: [TOOL],

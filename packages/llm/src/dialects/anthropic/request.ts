@@ -15,6 +15,7 @@ import { declareHistoryTools } from './historyTools.js'
 import { anthropicInputSchema } from './inputSchema.js'
 import { applyAnthropicThinking, refuseForcedToolWhileThinking } from './thinking.js'
 import { AnthropicToolIds } from './toolUseId.js'
+import { anthropicUserId } from './userId.js'
 
 export const ANTHROPIC_VERSION = '2023-06-01'
 
@@ -196,7 +197,7 @@ function applyExtra(
       throw new InvalidChatRequestError(field, 'Anthropic has no equivalent')
     }
   }
-  const userId = metadataUserId(user, safetyIdentifier)
+  const userId = anthropicUserId(user, safetyIdentifier)
   if (userId !== undefined) body['metadata'] = { user_id: userId }
   if (serialTools && toolChoice?.['type'] !== 'none') {
     toolChoice ??= { type: 'auto' }
@@ -206,24 +207,6 @@ function applyExtra(
   refuseForcedToolWhileThinking(model, body)
   // Last: what thinking cannot go beside is all in the body by now.
   if (effort !== undefined) applyAnthropicThinking(effort, model, body)
-}
-
-/**
- * Anthropic keeps one end-user id (`metadata.user_id`); OpenAI has two fields
- * for it (`user`, being replaced by `safety_identifier`). Either goes; both
- * go when they agree; two different ids throw rather than one being lost.
- */
-function metadataUserId(
-  user: string | undefined,
-  safetyIdentifier: string | undefined,
-): string | undefined {
-  if (user !== undefined && safetyIdentifier !== undefined && user !== safetyIdentifier) {
-    throw new InvalidChatRequestError(
-      'user',
-      'Anthropic keeps one end-user id (metadata.user_id), and safety_identifier is set to another; send one of them',
-    )
-  }
-  return safetyIdentifier ?? user
 }
 
 function anthropicToolChoice(value: unknown): Record<string, unknown> {

@@ -9,6 +9,7 @@ import { refuseStrictTools } from '../refuseStrictTools.js'
 import { requestToolSettings } from '../requestToolSettings.js'
 import { argumentsObject } from '../toolArguments.js'
 import { toolChoiceName } from '../toolChoiceName.js'
+import { refuseGeminiFunctionNames } from './functionName.js'
 import { geminiMajorVersion } from './majorVersion.js'
 import { geminiModelPath } from './modelPath.js'
 import { responsesInCallOrder } from './responsesInCallOrder.js'
@@ -26,8 +27,9 @@ type Role = 'user' | 'model'
  * (Gemini signs the part that follows the thought, not the thought). A
  * message `name` has no equivalent and throws `InvalidChatRequestError`; so
  * do tool-call arguments that are not a JSON object (`functionCall.args` is one),
- * and an empty last user message, which dropped would leave the model's turn
- * last (`refuseEmptyLastTurn`).
+ * an empty last user message, which dropped would leave the model's turn
+ * last (`refuseEmptyLastTurn`), and a tool name Gemini refuses
+ * (`refuseGeminiFunctionNames`).
  */
 export function buildGeminiRequest(request: ChatRequest, model: string): BuiltRequest {
   // The calls made before each message, the latest per id: a tool result
@@ -104,6 +106,7 @@ export function buildGeminiRequest(request: ChatRequest, model: string): BuiltRe
   if (system.length > 0) body['systemInstruction'] = { parts: [{ text: system.join('\n\n') }] }
   if (request.tools !== undefined && request.tools.length > 0) {
     refuseStrictTools(request.tools, 'Gemini')
+    refuseGeminiFunctionNames(request.tools)
     body['tools'] = [
       {
         functionDeclarations: request.tools.map((t) => {
