@@ -39,8 +39,13 @@ export function gateClientRetry(
     // The bucket callModel charges this provider's own retries to.
     const budget = retryBudgets.forProvider(adapter)
     if (!budget.canRetry()) {
-      metrics.clientRetry(adapter.name, 'refused')
-      spent.push(adapter.name)
+      // Once per provider: a list may name one twice (a smaller model of it
+      // as the fallback), whose one budget refused this retry once per
+      // model, and one request counted as two refusals.
+      if (!spent.includes(adapter.name)) {
+        metrics.clientRetry(adapter.name, 'refused')
+        spent.push(adapter.name)
+      }
       continue
     }
     budget.recordFailure()
@@ -52,7 +57,7 @@ export function gateClientRetry(
     status: 503,
     type: 'server_error',
     errorCode: 'retry_budget_exhausted',
-    message: `the client retried, and the retry budget of every provider for this model is spent (${[...new Set(spent)].join(', ')}); not sent, to avoid adding load to a failing provider`,
+    message: `the client retried, and the retry budget of every provider for this model is spent (${spent.join(', ')}); not sent, to avoid adding load to a failing provider`,
   })
 }
 

@@ -59,7 +59,11 @@ export function createLog(
     target = pino(own, {
       write(line: string) {
         try {
-          deliver(JSON.parse(line))
+          const returned: unknown = deliver(JSON.parse(line))
+          // An async function is a `(record) => void` to TypeScript (a sink
+          // shipping records over the network): its rejection, unhandled,
+          // ended the process, where the same throw in a plain one is dropped.
+          if (isThenable(returned)) returned.then(undefined, () => {})
         } catch {
           // A logger must not take a request down.
         }
@@ -109,6 +113,15 @@ export function createLog(
     }
   }
   return { log, pino: target, enabled: (at) => target.isLevelEnabled(at) }
+}
+
+/** What an async logger returns: a promise, or any object with `then`. */
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    typeof (value as { then?: unknown }).then === 'function'
+  )
 }
 
 /**

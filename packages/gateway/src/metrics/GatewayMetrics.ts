@@ -107,15 +107,11 @@ export class GatewayMetrics {
 
     const onAttempt = (m: ChannelMessage<typeof llmChannels.attempt>) => {
       if (!this.#mine()) return
-      // A client that left ended the attempt: not the provider's failure (llm says `fail`, `aborted`).
-      if (leftByClient(m)) this.#attempts.add(1, { provider: m.provider, outcome: 'client_closed' })
-      else {
-        this.#attempts.add(1, {
-          provider: m.provider,
-          outcome: m.decision,
-          ...(m.errorKind === undefined ? {} : { error_kind: m.errorKind }),
-        })
-      }
+      // Never sent (llm's `sent: false`: the HTTP client refused it at once,
+      // the adapter was closed): no provider saw it, and counted as one of
+      // its attempts it read as that provider failing. The call still left
+      // the provider, so a fallback after it counts below.
+      if (m.sent !== false) this.#attempts.add(1, attemptAttributes(m))
       if (m.decision === 'fallback') this.#fallbacks.add(1, { provider: m.provider })
       if (m.inputTokens) this.#tokens.add(m.inputTokens, { provider: m.provider, type: 'input' })
       if (m.outputTokens) this.#tokens.add(m.outputTokens, { provider: m.provider, type: 'output' })
@@ -256,5 +252,16 @@ export class GatewayMetrics {
 
   #mine(): boolean {
     return currentRequest()?.owner === this.#owner
+  }
+}
+
+/** An attempt's series: what the policy decided after it, or `client_closed`. */
+function attemptAttributes(m: ChannelMessage<typeof llmChannels.attempt>): Record<string, string> {
+  // A client that left ended the attempt: not the provider's failure (llm says `fail`, `aborted`).
+  if (leftByClient(m)) return { provider: m.provider, outcome: 'client_closed' }
+  return {
+    provider: m.provider,
+    outcome: m.decision,
+    ...(m.errorKind === undefined ? {} : { error_kind: m.errorKind }),
   }
 }

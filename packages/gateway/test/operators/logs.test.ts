@@ -342,4 +342,27 @@ describe('createLog: pino redaction and the value scrub', () => {
     }, [])
     expect(() => log('info', 'x', {})).not.toThrow()
   })
+
+  // An async function is a `(record) => void` to TypeScript: a sink that
+  // ships records over the network and rejects when it is down. Its
+  // rejection, left unhandled, ended the process (Node's default).
+  it('an async logger that rejects never takes the process down', async () => {
+    const unhandled: unknown[] = []
+    const onUnhandled = (reason: unknown) => unhandled.push(reason)
+    process.on('unhandledRejection', onUnhandled)
+    try {
+      let delivered = 0
+      const { log } = createLog(async () => {
+        delivered++
+        throw new Error('log sink down')
+      }, [])
+      log('warn', 'x', {})
+      expect(delivered).toBe(1)
+      // Node tells of an unhandled rejection once the microtasks have run, before the next turn.
+      await new Promise((resolve) => setImmediate(resolve))
+    } finally {
+      process.off('unhandledRejection', onUnhandled)
+    }
+    expect(unhandled).toEqual([])
+  })
 })

@@ -1,6 +1,7 @@
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { keyId } from '@hourglass/llm'
+import { createFetch } from '@hourglass/fetch'
+import { keyId, RetryBudgetRegistry } from '@hourglass/llm'
 import { type FakeProvider, openAIErrors, reply } from '@hourglass/testkit'
 import { afterEach, describe, expect, it } from 'vitest'
 import { fakeProvider, fallback, type Harness, startHarness } from '../support/harness.js'
@@ -327,6 +328,61 @@ describe('GET /metrics', () => {
     } finally {
       await other.close()
     }
+  })
+
+  // An attempt llm reports `sent: false` (here the HTTP client refused it at
+  // once: every deadline is under its minBudgetMs) reached no provider: as
+  // one of the provider's attempts it read as that provider failing.
+  it('an attempt that was never sent is no upstream attempt: the provider saw nothing', async () => {
+    const p = await fakeProvider('openai', ['sk-metrics-unsent-0004'])
+    fakes.push(p.fake)
+    p.fake.setReply(reply.text('never asked'))
+    harness = await startHarness(
+      { providers: { p: p.entry }, models: { m: fallback(['p', 'model-p']) } },
+      { fetch: createFetch({ minBudgetMs: 600_000 }) },
+    )
+    const res = await fetch(`${harness.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'x' }] }),
+    })
+    expect(res.status).toBe(504)
+    await res.text()
+    expect(p.fake.requests).toHaveLength(0)
+    const page = await (await fetch(`${harness.url}/metrics`)).text()
+    expect(value(page, 'hourglass_gateway_errors_total', { kind: 'deadline_exceeded' })).toBe(1)
+    expect(value(page, 'hourglass_gateway_upstream_attempts_total')).toBe(0)
+  })
+
+  // Two models of one provider on a fallback list (a smaller model as the
+  // fallback is common): one client retry refused by that provider's budget
+  // is one refusal there, not one per model.
+  it('a client retry refused by a provider that serves two models of the list counts one refusal', async () => {
+    const p = await fakeProvider('openai', ['sk-metrics-retry-0003'])
+    fakes.push(p.fake)
+    const retryBudgets = new RetryBudgetRegistry({ maxTokens: 10, tokenRatio: 0.1 })
+    // Spent to half: the next client retry is refused at once, nothing sent.
+    const budget = retryBudgets.forProvider({ name: 'p', baseURL: p.fake.baseURL })
+    for (let i = 0; i < 5; i++) budget.recordFailure()
+    harness = await startHarness(
+      { providers: { p: p.entry }, models: { m: fallback(['p', 'big'], ['p', 'small']) } },
+      { retryBudgets },
+    )
+    const res = await fetch(`${harness.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-stainless-retry-count': '1' },
+      body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'x' }] }),
+    })
+    expect(res.status).toBe(503)
+    expect(((await res.json()) as { error: { code: string } }).error.code).toBe(
+      'retry_budget_exhausted',
+    )
+    const page = await (await fetch(`${harness.url}/metrics`)).text()
+    expect(
+      value(page, 'hourglass_gateway_client_retries_total', { provider: 'p', outcome: 'refused' }),
+    ).toBe(1)
+    expect(value(page, 'hourglass_gateway_requests_total', { status_class: '5xx' })).toBe(1)
+    expect(p.fake.requests).toHaveLength(0)
   })
 
   it('can be turned off when it must not share the API port', async () => {
