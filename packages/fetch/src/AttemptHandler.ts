@@ -412,10 +412,23 @@ class LegacyAttemptHandler extends AttemptPhases implements LegacyHandler {
     }
     const inner = this.#inner
     const scope = status >= 300 ? this.hooks.scope : undefined
-    const more =
-      scope === undefined || inner.onHeaders === undefined
-        ? inner.onHeaders?.(status, rawHeaders, resume, statusText)
-        : scope.runInAsyncScope(inner.onHeaders, inner, status, rawHeaders, resume, statusText)
+    let more: boolean | undefined
+    try {
+      more =
+        scope === undefined || inner.onHeaders === undefined
+          ? inner.onHeaders?.(status, rawHeaders, resume, statusText)
+          : scope.runInAsyncScope(inner.onHeaders, inner, status, rawHeaders, resume, statusText)
+    } catch (error) {
+      // The handler of undici's own API runs the caller's code at the
+      // answer — stream()'s factory, pipeline()'s handler — and undici
+      // stops the request with what it throws: the caller refusing the
+      // answer it has, as a Writable of its that fails at once does, not a
+      // failure of the upstream's (no retry-skipped, `stoppedBy`). A throw
+      // at a 1xx (request()'s onInfo) comes before any answer: judged as
+      // before.
+      if (status >= 200) this.attempt.stopByCaller(error)
+      throw error
+    }
     if (more === false && status >= 200) this.attempt.pauseBody(true)
     return more !== false
   }

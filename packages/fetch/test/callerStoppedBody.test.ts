@@ -3,7 +3,7 @@ import { createServer, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { ClientClosedError, Deadline, DeadlineExceededError, ManualClock } from '@hourglass/core'
 import { type FaultServer, faultServer } from '@hourglass/testkit'
-import { Agent, request } from 'undici'
+import { Agent, pipeline, request, stream } from 'undici'
 import { afterEach, expect, it } from 'vitest'
 import { createConnector, createFetch, deadlineInterceptor } from '../src/index.js'
 import { type EgressEvents, recordEgress, rejection } from './helpers.js'
@@ -122,6 +122,48 @@ it("the interceptor: the caller's signal aborted while it reads the body: the sa
 
   expect(events.skipped).toEqual([])
   expect(events.ends.map((m) => m.stoppedBy)).toEqual(['caller'])
+})
+
+// stream()'s factory and pipeline()'s handler are the caller's code, run
+// when the answer's headers arrive: one that throws (a status or a
+// content-type it will not take) refuses the answer it has, as a Writable
+// that fails at once does. The throw was judged the upstream's failure: a
+// retry-skipped (`after-first-byte`) and an attempt-end with `errorCode`
+// 'Error' and no `stoppedBy` — an errored egress span for a 200 — where the
+// failing Writable said the caller stopped it.
+it.each([
+  [
+    'stream(), its factory',
+    (url: string, opts: object) =>
+      stream(url, opts as never, () => {
+        throw new Error('not the content-type I want')
+      }),
+  ],
+  [
+    'pipeline(), its handler',
+    (url: string, opts: object) =>
+      new Promise((_resolve, reject) => {
+        const duplex = pipeline(url, opts as never, () => {
+          throw new Error('not the content-type I want')
+        })
+        duplex.on('error', reject).resume().end()
+      }),
+  ],
+])('the interceptor: %s throwing at the answer it has: the same', async (_api, call) => {
+  const server = await upstream({ type: 'headers-then-stall' })
+  using deadline = Deadline.after(30_000)
+  const agent = new Agent({ connect: createConnector(), headersTimeout: 0, bodyTimeout: 0 })
+  closers.push(agent)
+  events = recordEgress()
+  const dispatcher = agent.compose(deadlineInterceptor({ bodyTimeoutMs: 0 }))
+  // The caller's own error, as undici hands it on.
+  expect(await rejection(call(server.url, { dispatcher, deadline }))).toMatchObject({
+    message: 'not the content-type I want',
+  })
+  await server.clientGone(0)
+
+  expect(events.skipped).toEqual([])
+  expect(ends()).toEqual([{ statusCode: 200, errorCode: 'Error', stoppedBy: 'caller' }])
 })
 
 it('createFetch: a body the network cut, the caller aborting after, is still a failure (unchanged)', async () => {
