@@ -42,6 +42,7 @@ import { shieldSocket } from './shieldSocket.js'
 import { stopPipedSources, swallowLateWrites } from './swallowLateWrites.js'
 import { RESPOND_END_GRACE_MS, watchEnd } from './watchEnd.js'
 import { type MiddlewareEnd, watchMiddlewareEnd } from './watchMiddlewareEnd.js'
+import { writeContinueAhead } from './writeContinueAhead.js'
 import { discardUnsentHead, headUnsent, queued, writeExpired } from './writeExpired.js'
 import { writeInvalid } from './writeInvalid.js'
 
@@ -977,8 +978,8 @@ function continueUpload(req: IncomingMessage, res: ServerResponse): void {
   const ask = (): void => {
     req.off('newListener', onListener)
     req.off('resume', ask)
-    // Not once an answer started: a 100 after it would corrupt the stream.
-    if (flags._sent100 !== true && !res.headersSent) res.writeContinue()
+    // Not once an answer started; ahead of a head stored and not sent.
+    writeContinueAhead(res)
   }
   const onListener = (event: string | symbol): void => {
     if (event === 'data' || event === 'readable') ask()

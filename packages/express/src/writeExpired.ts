@@ -141,6 +141,15 @@ export function discardUnsentHead(res: ServerResponse, method: string | undefine
  * started, for all that `headersSent` says. Reads only.
  */
 export function headUnsent(res: ServerResponse): boolean {
+  return headStoredOnly(res) && res.getHeader('content-encoding') === undefined
+}
+
+/**
+ * A head stored by `writeHead()`, and nothing of the response handed on
+ * yet: what goes out next still comes ahead of it (see
+ * `writeContinueAhead`). Reads only.
+ */
+export function headStoredOnly(res: ServerResponse): boolean {
   const out = res as ServerResponse & { _header?: unknown; _headerSent?: unknown }
   if (typeof out._header !== 'string' || out._headerSent !== false) return false
   // Body bytes written: on Node 24 `_headerSent` stays false after a
@@ -150,8 +159,7 @@ export function headUnsent(res: ServerResponse): boolean {
   // response was queued behind another pipelined one): no byte of this
   // answer. Counted, the head it stored read as a started stream, ended at
   // the deadline: the caller read an empty 200 in place of its 504.
-  if (res.writableLength !== interimWaiting(res)) return false
-  return res.getHeader('content-encoding') === undefined
+  return res.writableLength === interimWaiting(res)
 }
 
 /** The bytes of interim heads (see `interim`) waiting in the response's own buffer. */

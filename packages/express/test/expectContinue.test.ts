@@ -1,6 +1,8 @@
 import { once } from 'node:events'
 import { createServer, type Server } from 'node:http'
 import { type AddressInfo, connect, type Socket } from 'node:net'
+import { pipeline, Transform } from 'node:stream'
+import { createGzip } from 'node:zlib'
 import express from 'express'
 import { afterEach, describe, expect, it } from 'vitest'
 import { deadline } from '../src/index.js'
@@ -140,6 +142,23 @@ describe.each(majors)(
         req.resume()
         req.on('end', () => res.json({ ok: true }))
       })
+      // A streaming route that writes its head before it reads the body.
+      app.post('/upper', (req, res) => {
+        uploads++
+        res.writeHead(200, { 'content-type': 'text/plain' })
+        const upper = new Transform({
+          transform(chunk: Buffer, _encoding, done) {
+            done(null, chunk.toString('latin1').toUpperCase())
+          },
+        })
+        pipeline(req, upper, res, () => {})
+      })
+      // The same, gzipping the upload back: a coding chosen with its head.
+      app.post('/gzip', (req, res) => {
+        uploads++
+        res.writeHead(200, { 'content-type': 'text/plain', 'content-encoding': 'gzip' })
+        pipeline(req, createGzip(), res, () => {})
+      })
       server = createServer(app)
       server.on('checkContinue', app)
       server.listen(0, '127.0.0.1')
@@ -205,6 +224,18 @@ describe.each(majors)(
       expect(continued).toBe(true)
       expect(answer.split('\r\n')[0]).toBe('HTTP/1.1 200 OK')
       expect(uploads()).toBe(1)
+    })
+
+    it('a route that wrote its head with writeHead() before reading the body is told 100 Continue: its 200, not a 504 at the deadline', async () => {
+      const { port, uploads } = await startMajor()
+      for (const path of ['/upper', '/gzip']) {
+        const { continued, answer, ms } = await post(port, path)
+        expect(continued, path).toBe(true)
+        expect(answer.split('\r\n')[0], path).toBe('HTTP/1.1 200 OK')
+        expect(answer.toLowerCase(), path).not.toContain('x-deadline-expired')
+        expect(ms, path).toBeLessThan(BUDGET_MS)
+      }
+      expect(uploads()).toBe(2)
     })
 
     it('a middleware that answers before anything reads the body still answers with no 100 Continue', async () => {
