@@ -223,7 +223,12 @@ export class Attempt {
       const enforced = deadline.observe ? boundingDeadline(deadline) : undefined
       if (enforced !== undefined && enforced !== deadline && !this.done) {
         const offTrial = this.#offDeadline
-        const offEnforced = enforced.onDone((reason) => this.abort(reason))
+        // Read again at its end: a trial disposed while live bounds nothing
+        // (core's boundingDeadline), and an attempt made after that dispose
+        // runs to its own limit; this one must end the same way.
+        const offEnforced = enforced.onDone((reason) => {
+          if (boundingDeadline(deadline) !== undefined) this.abort(reason)
+        })
         // Read again: onDone ran the abort at once for an ancestor already ended.
         if (!this.done) {
           this.#offDeadline = () => {

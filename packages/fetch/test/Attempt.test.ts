@@ -235,5 +235,41 @@ describe('Attempt', () => {
         expect(clock.pendingTimers).toBe(0)
       },
     )
+
+    // A trial disposed while live bounds nothing (core's boundingDeadline):
+    // its parent's end no longer reaches work under it, and an attempt made
+    // after the dispose runs to its phase limit. One made before it ran the
+    // same way until the attempt heard the enforcing ancestor (above): that
+    // hook cut it at the parent's expiry — two attempts under one deadline,
+    // ending two ways.
+    it('a trial disposed while live: an attempt made before and one made after both run to their limit', () => {
+      const clock = new ManualClock()
+      const parent = Deadline.after(300, { clock })
+      const trial = parent.child(100, { observe: true })
+      const make = () =>
+        new Attempt({
+          deadline: trial,
+          signal: undefined,
+          limits: { ...bodyLimited, headersTimeoutMs: 1_000 },
+          clock,
+          method: 'GET',
+          url: 'http://x/',
+          number: 1,
+        })
+      const before = make()
+      before.enter('headers')
+      clock.advance(50)
+      trial.dispose()
+      const after = make()
+      after.enter('headers')
+      clock.advance(300)
+      expect(parent.done).toBe(true)
+      expect([before.done, after.done]).toEqual([false, false])
+      clock.advance(700)
+      expect(before.reason).toMatchObject({ code: 'HEADERS_TIMEOUT' })
+      clock.advance(50)
+      expect(after.reason).toMatchObject({ code: 'HEADERS_TIMEOUT' })
+      expect(clock.pendingTimers).toBe(0)
+    })
   })
 })
