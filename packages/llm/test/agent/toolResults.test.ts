@@ -133,57 +133,35 @@ describe('runTurns: a tool’s value the model reads', () => {
 })
 
 describe('runTurns: a side-effect store that cannot be read', () => {
-  it('fails the run with SIDE_EFFECT_STORE_FAILED (the store’s error its cause); the tool is not run and the model is not told the tool failed', async () => {
-    const outage = new Error('connect ECONNREFUSED 10.0.3.7:6379')
-    let reads = 0
-    const store = {
-      get: async () => {
-        reads++
-        throw outage
-      },
-      set: async () => {},
-    }
-    let runs = 0
-    const calls: ChatMessage[][] = []
-    const error = await runTurns({
-      operationId: 'store-down',
-      messages: [{ role: 'user', content: 'email Ana' }],
-      call: async (messages) => {
-        calls.push(messages)
-        return model(messages)
-      },
-      tools: {
-        send: () => {
-          runs++
-          return 'sent'
-        },
-      },
-      store,
-    }).then(
-      (result) => result.messages,
-      (thrown: unknown) => thrown,
-    )
-    // Before: the run answered 'done', its model having read the store's
-    // error — a Redis address — as the tool's result.
-    expect(isSideEffectStoreError(error)).toBe(true)
-    expect(error).toMatchObject({ code: 'SIDE_EFFECT_STORE_FAILED', cause: outage })
-    // Read for turn 1's answer (unread, the model was asked), then for the tool.
-    expect(reads).toBe(2)
-    expect(runs).toBe(0)
-    // One model call (the one that asked for the tool): nothing went back to it.
-    expect(calls).toHaveLength(1)
-  })
+  // The store's outage as the store throws it: an Error, and values whose
+  // message cannot be read (their own getter's Error, or a revoked Proxy's
+  // TypeError, came out of SideEffectStoreError's constructor in its place).
+  const outages: [string, () => unknown][] = [
+    ['an Error', () => new Error('connect ECONNREFUSED 10.0.3.7:6379')],
+    ...Object.entries(unreadableValues),
+  ]
 
-  it.each(Object.entries(unreadableValues))(
-    'a store failing with %s still fails the run with SIDE_EFFECT_STORE_FAILED, the value its cause',
+  it.each(outages)(
+    'a store failing with %s fails the run with SIDE_EFFECT_STORE_FAILED (the value its cause); the tool is not run and the model is not told the tool failed',
     async (_, make) => {
       const outage = make()
-      const store = { get: () => Promise.reject(outage), set: async () => {} }
+      let reads = 0
+      const store = {
+        get: async () => {
+          reads++
+          throw outage
+        },
+        set: async () => {},
+      }
       let runs = 0
+      const calls: ChatMessage[][] = []
       const error = await runTurns({
-        operationId: 'store-unreadable',
+        operationId: 'store-down',
         messages: [{ role: 'user', content: 'email Ana' }],
-        call: async (messages) => model(messages),
+        call: async (messages) => {
+          calls.push(messages)
+          return model(messages)
+        },
         tools: {
           send: () => {
             runs++
@@ -195,11 +173,16 @@ describe('runTurns: a side-effect store that cannot be read', () => {
         (result) => result.messages,
         (thrown: unknown) => thrown,
       )
-      // Before: the error's own message getter's Error (or a revoked Proxy's
-      // TypeError) came out of SideEffectStoreError's constructor in its place.
+      // Before: the run answered 'done', its model having read the store's
+      // error — a Redis address — as the tool's result.
       expect(isSideEffectStoreError(error)).toBe(true)
+      expect(error).toMatchObject({ code: 'SIDE_EFFECT_STORE_FAILED' })
       expect((error as { cause: unknown }).cause).toBe(outage)
+      // Read for turn 1's answer (unread, the model was asked), then for the tool.
+      expect(reads).toBe(2)
       expect(runs).toBe(0)
+      // One model call (the one that asked for the tool): nothing went back to it.
+      expect(calls).toHaveLength(1)
     },
   )
 })
