@@ -130,6 +130,34 @@ describe('runTurns: a tool’s value the model reads', () => {
       'the tool failed (Error)',
     ])
   })
+
+  it('a tool failing with an error whose message cannot be read: the model reads that, not "an object"', async () => {
+    const thrown: unknown[] = [
+      unreadableValues['an Error whose message getter throws']?.(),
+      Object.assign(new Error('x'), { message: { text: 'not a string' } }),
+    ]
+    const read: string[] = []
+    for (const [i, error] of thrown.entries()) {
+      const result = await runTurns({
+        operationId: `unreadable-error-${i}`,
+        messages: [{ role: 'user', content: 'email Ana' }],
+        call: model,
+        store: new MemorySideEffectStore(),
+        tools: {
+          send: () => {
+            throw error
+          },
+        },
+      })
+      const block = toolResult(result.messages)
+      expect(block.isError).toBe(true)
+      read.push(block.content)
+    }
+    expect(read).toEqual([
+      'an error whose message cannot be read',
+      'an error whose message cannot be read',
+    ])
+  })
 })
 
 describe('runTurns: a side-effect store that cannot be read', () => {
