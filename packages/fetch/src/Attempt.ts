@@ -223,12 +223,14 @@ export class Attempt {
       const enforced = deadline.observe ? boundingDeadline(deadline) : undefined
       if (enforced !== undefined && enforced !== deadline && !this.done) {
         const offTrial = this.#offDeadline
-        // Read again at its end: a trial disposed while live bounds nothing
-        // (core's boundingDeadline), and an attempt made after that dispose
-        // runs to its own limit; this one must end the same way.
-        const offEnforced = enforced.onDone((reason) => {
-          if (boundingDeadline(deadline) !== undefined) this.abort(reason)
-        })
+        // Kept for the attempt's life: work in flight keeps the bound it
+        // started under. A trial disposed while live bounds nothing new (an
+        // attempt made after the dispose runs as under no deadline, core's
+        // boundingDeadline), but this one was sent for the request, and its
+        // end — the expiry, or the cancel of a client that left — still ends
+        // it: re-read at that end, a cancel ended nothing, and under a limit
+        // of 0 the attempt ran for good.
+        const offEnforced = enforced.onDone((reason) => this.abort(reason))
         // Read again: onDone ran the abort at once for an ancestor already ended.
         if (!this.done) {
           this.#offDeadline = () => {

@@ -236,40 +236,50 @@ describe('Attempt', () => {
       },
     )
 
-    // A trial disposed while live bounds nothing (core's boundingDeadline):
-    // its parent's end no longer reaches work under it, and an attempt made
-    // after the dispose runs to its phase limit. One made before it ran the
-    // same way until the attempt heard the enforcing ancestor (above): that
-    // hook cut it at the parent's expiry — two attempts under one deadline,
-    // ending two ways.
-    it('a trial disposed while live: an attempt made before and one made after both run to their limit', () => {
-      const clock = new ManualClock()
-      const parent = Deadline.after(300, { clock })
-      const trial = parent.child(100, { observe: true })
-      const make = () =>
-        new Attempt({
-          deadline: trial,
-          signal: undefined,
-          limits: { ...bodyLimited, headersTimeoutMs: 1_000 },
-          clock,
-          method: 'GET',
-          url: 'http://x/',
-          number: 1,
-        })
-      const before = make()
-      before.enter('headers')
-      clock.advance(50)
-      trial.dispose()
-      const after = make()
-      after.enter('headers')
-      clock.advance(300)
-      expect(parent.done).toBe(true)
-      expect([before.done, after.done]).toEqual([false, false])
-      clock.advance(700)
-      expect(before.reason).toMatchObject({ code: 'HEADERS_TIMEOUT' })
-      clock.advance(50)
-      expect(after.reason).toMatchObject({ code: 'HEADERS_TIMEOUT' })
-      expect(clock.pendingTimers).toBe(0)
-    })
+    // Work in flight keeps the bound it started under: an attempt sent under
+    // a trial that is then disposed while live (its `using` scope left while
+    // the body is read) still ends with the request — its expiry, or the
+    // cancel of a client that left, under a limit of 0 too. One made after
+    // the dispose runs as under no deadline (core's boundingDeadline), to its
+    // own limit.
+    it.each([
+      ['expires', (parent: Deadline) => parent],
+      [
+        'is cancelled (the client left)',
+        (parent: Deadline) => parent.cancel(new Error('client left')),
+      ],
+    ] as const)(
+      'a trial disposed while live: the attempt in flight ends when the parent %s; one made after the dispose runs to its limit',
+      (_, end) => {
+        const clock = new ManualClock()
+        const parent = Deadline.after(300, { clock })
+        const trial = parent.child(100, { observe: true })
+        const make = (headersTimeoutMs: number) =>
+          new Attempt({
+            deadline: trial,
+            signal: undefined,
+            limits: { ...bodyLimited, headersTimeoutMs },
+            clock,
+            method: 'GET',
+            url: 'http://x/',
+            number: 1,
+          })
+        const inFlight = make(0)
+        inFlight.enter('headers')
+        clock.advance(50)
+        trial.dispose()
+        const after = make(1_000)
+        after.enter('headers')
+        end(parent)
+        clock.advance(250)
+        expect(parent.done).toBe(true)
+        expect(inFlight.done).toBe(true)
+        expect(inFlight.reason).toBe(parent.reason)
+        expect(after.done).toBe(false)
+        clock.advance(750)
+        expect(after.reason).toMatchObject({ code: 'HEADERS_TIMEOUT' })
+        expect(clock.pendingTimers).toBe(0)
+      },
+    )
   })
 })
