@@ -1,5 +1,5 @@
 import type { AsyncResource } from 'node:async_hooks'
-import { streamableReason } from '@hourglass/core'
+import { errorCode, streamableReason } from '@hourglass/core'
 import type { Dispatcher } from 'undici'
 import type { Attempt } from './Attempt.js'
 import { asError } from './asError.js'
@@ -285,9 +285,18 @@ export class AttemptHandler extends AttemptPhases implements Handler {
     else if (!this.headers(status, (name) => first(headers[name]))) return
     const scope = status >= 300 ? this.hooks.scope : undefined
     const inner = this.#inner
-    if (scope === undefined || inner.onResponseStart === undefined) {
-      inner.onResponseStart?.(this.view, status, headers, message)
-    } else scope.runInAsyncScope(inner.onResponseStart, inner, this.view, status, headers, message)
+    try {
+      if (scope === undefined || inner.onResponseStart === undefined) {
+        inner.onResponseStart?.(this.view, status, headers, message)
+      } else
+        scope.runInAsyncScope(inner.onResponseStart, inner, this.view, status, headers, message)
+    } catch (error) {
+      // With an interceptor above ours (undici's redirect, as the README
+      // composes it) the caller's stream() factory runs under it: see
+      // refusedByCaller.
+      if (refusedByCaller(status, error)) this.attempt.stopByCaller(error)
+      throw error
+    }
   }
 
   onResponseData(controller: Controller, chunk: Buffer): void {
@@ -419,14 +428,7 @@ class LegacyAttemptHandler extends AttemptPhases implements LegacyHandler {
           ? inner.onHeaders?.(status, rawHeaders, resume, statusText)
           : scope.runInAsyncScope(inner.onHeaders, inner, status, rawHeaders, resume, statusText)
     } catch (error) {
-      // The handler of undici's own API runs the caller's code at the
-      // answer — stream()'s factory, pipeline()'s handler — and undici
-      // stops the request with what it throws: the caller refusing the
-      // answer it has, as a Writable of its that fails at once does, not a
-      // failure of the upstream's (no retry-skipped, `stoppedBy`). A throw
-      // at a 1xx (request()'s onInfo) comes before any answer: judged as
-      // before.
-      if (status >= 200) this.attempt.stopByCaller(error)
+      if (refusedByCaller(status, error)) this.attempt.stopByCaller(error)
       throw error
     }
     if (more === false && status >= 200) this.attempt.pauseBody(true)
@@ -617,4 +619,23 @@ function bodilessAnswer(error: Error, attempt: Attempt): boolean {
 /** A headers or body timeout (ours, or undici's classified as ours). */
 function isTimeout(error: unknown): boolean {
   return error instanceof HeadersTimeoutError || error instanceof BodyTimeoutError
+}
+
+/**
+ * Whether what a handler above ours threw at an answer is the caller
+ * refusing it. The handler of undici's own API runs the caller's code there
+ * — stream()'s factory, pipeline()'s handler — and undici stops the request
+ * with what it throws: as a Writable of the caller's that fails at once, a
+ * caller's stop (no retry-skipped, `stoppedBy`), where it was judged the
+ * upstream's failure. Not at a 1xx (request()'s onInfo: before any answer),
+ * nor at a 3xx, where a redirect interceptor above throws its own refusals
+ * of the upstream's answer (a Location that is no URL, a loop, one hop too
+ * many), nor undici's own errors (`UND_ERR_*`: responseError's, an invalid
+ * URL's `ERR_INVALID_URL`): each the upstream's answer refused, judged as
+ * before.
+ */
+function refusedByCaller(status: number, error: unknown): boolean {
+  if (status < 200 || (status >= 300 && status < 400)) return false
+  const code = errorCode(error)
+  return !code.startsWith('UND_ERR') && code !== 'ERR_INVALID_URL'
 }

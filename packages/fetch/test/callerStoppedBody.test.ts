@@ -1,9 +1,10 @@
 import { once } from 'node:events'
 import { createServer, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
+import { PassThrough } from 'node:stream'
 import { ClientClosedError, Deadline, DeadlineExceededError, ManualClock } from '@hourglass/core'
 import { type FaultServer, faultServer } from '@hourglass/testkit'
-import { Agent, pipeline, request, stream } from 'undici'
+import { Agent, type Dispatcher, interceptors, pipeline, request, stream } from 'undici'
 import { afterEach, expect, it } from 'vitest'
 import { createConnector, createFetch, deadlineInterceptor } from '../src/index.js'
 import { type EgressEvents, recordEgress, rejection } from './helpers.js'
@@ -149,13 +150,26 @@ it.each([
         duplex.on('error', reject).resume().end()
       }),
   ],
-])('the interceptor: %s throwing at the answer it has: the same', async (_api, call) => {
+])(
+  "the interceptor: %s throwing at the answer it has: the same, alone or under undici's redirect interceptor (as the README composes it)",
+  async (_api, call) => {
+    for (const outer of [[], [interceptors.redirect({ maxRedirections: 2 })]]) {
+      await refusedAnswer(call, outer)
+    }
+  },
+)
+
+async function refusedAnswer(
+  call: (url: string, opts: object) => Promise<unknown>,
+  outer: Dispatcher.DispatcherComposeInterceptor[],
+): Promise<void> {
   const server = await upstream({ type: 'headers-then-stall' })
   using deadline = Deadline.after(30_000)
   const agent = new Agent({ connect: createConnector(), headersTimeout: 0, bodyTimeout: 0 })
   closers.push(agent)
+  events?.stop()
   events = recordEgress()
-  const dispatcher = agent.compose(deadlineInterceptor({ bodyTimeoutMs: 0 }))
+  const dispatcher = agent.compose(deadlineInterceptor({ bodyTimeoutMs: 0 }), ...outer)
   // The caller's own error, as undici hands it on.
   expect(await rejection(call(server.url, { dispatcher, deadline }))).toMatchObject({
     message: 'not the content-type I want',
@@ -164,6 +178,47 @@ it.each([
 
   expect(events.skipped).toEqual([])
   expect(ends()).toEqual([{ statusCode: 200, errorCode: 'Error', stoppedBy: 'caller' }])
+}
+
+it("the interceptor: what a handler above throws at a 3xx is the upstream's answer refused, not the caller's stop", async () => {
+  // A redirect interceptor of the caller's, written for undici's older
+  // handler API as undici 6's was, reading a malformed Location with `new URL`.
+  const server = createServer((_req, res) => res.writeHead(302, { location: 'http://[bad' }).end())
+  server.listen(0, '127.0.0.1')
+  await once(server, 'listening')
+  closers.push({ close: () => new Promise<void>((r) => server.close(() => r())) })
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`
+  interface Legacy {
+    onConnect?(abort: (error?: Error) => void, context?: object): void
+    onHeaders(status: number, raw: Buffer[], resume: () => void, text: string): boolean
+    onData?(chunk: Buffer): boolean
+    onComplete?(trailers: string[] | null): void
+    onError?(error: Error): void
+  }
+  const redirects: Dispatcher.DispatcherComposeInterceptor = (dispatch) => (opts, handler) => {
+    const inner = handler as unknown as Legacy
+    const legacy: Legacy = {
+      onConnect: (abort, context) => inner.onConnect?.(abort, context),
+      onHeaders(status, raw, resume, text) {
+        const at = raw.findIndex((name, i) => i % 2 === 0 && name.toString() === 'location')
+        if (at >= 0) new URL(String(raw[at + 1]))
+        return inner.onHeaders(status, raw, resume, text)
+      },
+      onData: (chunk) => inner.onData?.(chunk) ?? true,
+      onComplete: (trailers) => inner.onComplete?.(trailers),
+      onError: (error) => inner.onError?.(error),
+    }
+    return dispatch(opts, legacy as unknown as Dispatcher.DispatchHandler)
+  }
+  using deadline = Deadline.after(30_000)
+  const agent = new Agent({ connect: createConnector() })
+  closers.push(agent)
+  events = recordEgress()
+  const dispatcher = agent.compose(deadlineInterceptor(), redirects)
+  expect(
+    await rejection(stream(url, { dispatcher, deadline } as never, () => new PassThrough())),
+  ).toMatchObject({ code: 'ERR_INVALID_URL' })
+  expect(ends()).toEqual([{ statusCode: 302, errorCode: 'ERR_INVALID_URL', stoppedBy: undefined }])
 })
 
 it('createFetch: a body the network cut, the caller aborting after, is still a failure (unchanged)', async () => {
