@@ -151,6 +151,14 @@ export class ManualClock implements Clock {
       throw new RangeError(`advance expects a finite number of ms ≥ 0, got ${String(ms)}`)
     }
     const target = this.#now + ms
+    // Each step finite, the sum not (Number.MAX_VALUE twice): the clock read
+    // Infinity for good, every deadline made on it was born expired with
+    // elapsed() NaN, and a wait on it never settled (Infinity − Infinity).
+    if (!Number.isFinite(target)) {
+      throw new RangeError(
+        `advance(${String(ms)}) would take the clock past every finite time, from ${String(this.#now)}`,
+      )
+    }
     // A callback that throws does not stop the step: the timers due after it
     // still run and the clock still reaches `target`, then the first error is
     // rethrown — as vitest's fake timers (@sinonjs/fake-timers) do. Stopped

@@ -136,7 +136,6 @@ export function guard<T>(
     cancelled = true
     cancelWork(promise)
   }
-  const signal = deadline.signal
   // The abort ends the wait here, not through p-timeout's `signal` option:
   // p-timeout replaces a nullish reason with an AbortError of its own, so a
   // `cancel(null)` (as `AbortController.abort(null)`, a null reason) was
@@ -156,13 +155,19 @@ export function guard<T>(
   // runs its query on each call), so a second adoption ran it twice.
   const adopted = Promise.resolve(promise)
   adopted.then(settled, settled)
-  const onAbort = () => {
+  const onAbort = (reason: unknown) => {
     cancel()
-    if (!workSettled) endWith(signal.reason)
+    if (!workSettled) endWith(reason)
   }
-  signal.addEventListener('abort', onAbort, { once: true })
+  // Heard through `onDone`, not an `abort` listener on the deadline's
+  // signal: a handler that guards many calls at once under its request's
+  // deadline (`Promise.all(ids.map((id) => guard(db.get(id))))`) added one
+  // listener each, and at 11 in flight Node warned "Possible EventTarget
+  // memory leak detected" (MaxListenersExceededWarning). `wait` and
+  // `untilEnded` hear it the same way.
+  const offAbort = deadline.onDone(onAbort)
   // Far deadlines (and observe-only or disposed ones) need no timer of ours:
-  // the deadline's own signal ends the wait if it is ever aborted.
+  // the deadline's abort (`onDone`) ends the wait if it ever comes.
   // `remaining` was read after the work started (a function's synchronous
   // part took some), and is > 0 when enforced (checked above).
   const milliseconds = !enforces || remaining > MAX_TIMER_MS ? Number.POSITIVE_INFINITY : remaining
@@ -226,7 +231,7 @@ export function guard<T>(
       throw ownExpiry(error)
     })
     .finally(() => {
-      signal.removeEventListener('abort', onAbort)
+      offAbort()
       // Ended by the abort: guard's timer (kept alive) would otherwise stay
       // armed until the time left ran out.
       bounded.clear()

@@ -16,6 +16,20 @@ it('refuses a negative, NaN or infinite step with a RangeError and keeps its tim
   expect(deadline.expired).toBe(true)
 })
 
+// Each step finite, their sum not: a helper that advances "to the end of
+// time" (Number.MAX_VALUE) twice left the clock reading Infinity for good.
+// A deadline made on it then was born expired with elapsed() NaN, and a
+// wait(100) on it never settled (its end, Infinity − Infinity, is NaN).
+it('refuses a finite step that would take the time past every finite number, and keeps its time', () => {
+  const clock = new ManualClock()
+  clock.advance(Number.MAX_VALUE)
+  expect(() => clock.advance(Number.MAX_VALUE)).toThrow(RangeError)
+  expect(clock.now()).toBe(Number.MAX_VALUE)
+  expect(() => new ManualClock(Number.MAX_VALUE).advance(Number.MAX_VALUE)).toThrow(RangeError)
+  // (Time that far has no room for 10 ms more: what matters is it is a time.)
+  expect(Deadline.after(10, { clock }).elapsed()).toBe(0)
+})
+
 // A timer's callback that advances the clock further (a helper driving time
 // from inside a callback) ran past the outer step's target, and the outer
 // advance then set the time back to its own target: a deadline made after it
