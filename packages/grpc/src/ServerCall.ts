@@ -350,17 +350,28 @@ export class ServerCall {
   #onCancel(): void {
     if (this.#finished) return
     const unarrived = this.#deadline === undefined
+    // grpc-js arms a plain timer for its deadline, and timers can fire up to
+    // a few ms before the wall clock reaches it (whole-ms rounding): within
+    // that slack, a call ended without a status is grpc-js's timeout.
+    const grpcDeadline = this.#call.getDeadline()
+    const grpcExpired =
+      Date.now() + GRPC_TIMER_SLACK_MS >=
+      (grpcDeadline instanceof Date ? grpcDeadline.getTime() : grpcDeadline)
+    // An interceptor before ours answered the call itself (an auth check's
+    // UNAUTHENTICATED) and never passed it on: its status does not pass
+    // through us, and its stream is still there (a client's reset or a
+    // dropped connection takes it). Nobody cancelled, no deadline of ours
+    // was involved, and ours cannot tell what was answered: not reported.
+    // Taken for the client leaving, every refused token was a
+    // `client-cancelled` CANCELLED call, counted as a caller that left.
+    if (unarrived && !grpcExpired && this.#streamIntact()) {
+      this.#finished = true
+      return
+    }
     const deadline = this.#deadline ?? this.#startUnarrived()
     // Since the call arrived: a deadline started just now has nothing to say.
     const elapsedMs = unarrived ? this.#sinceArrival() : deadline.elapsed()
     if (this.#code === undefined || this.#answerLost()) {
-      const grpcDeadline = this.#call.getDeadline()
-      // grpc-js arms a plain timer for its deadline, and timers can fire up to
-      // a few ms before the wall clock reaches it (whole-ms rounding): within
-      // that slack, a call ended without a status is grpc-js's timeout.
-      const grpcExpired =
-        Date.now() + GRPC_TIMER_SLACK_MS >=
-        (grpcDeadline instanceof Date ? grpcDeadline.getTime() : grpcDeadline)
       // The handler never ran: its time ran out before the call reached it.
       const stage = unarrived ? 'arrival' : 'handler'
       // An observed expiry answered nothing: a cancel after it is the client's.
@@ -458,6 +469,18 @@ export class ServerCall {
     return (
       this.#call.getConnectionInfo().remoteAddress !== undefined &&
       this.#call.getPeer() === 'unknown'
+    )
+  }
+
+  /**
+   * The call's HTTP/2 stream is still there as the call ends: a status was
+   * written on it, not a reset. Unknown over a Unix socket, whose peer has
+   * no address from the start (see #answerLost): not said then.
+   */
+  #streamIntact(): boolean {
+    return (
+      this.#call.getConnectionInfo().remoteAddress !== undefined &&
+      this.#call.getPeer() !== 'unknown'
     )
   }
 

@@ -273,3 +273,62 @@ it('a bidi stream sent no deadline and cancelled while held has no budget, and e
   expect(handler.runs).toBe(0)
   expect(events.ends).toHaveLength(1)
 })
+
+// The usual grpc-js auth interceptor (grpc-node's own example): before ours,
+// as the README asks, it answers a call without a valid token itself,
+// UNAUTHENTICATED, and never passes the metadata on. Ours never sees that
+// status (it does not pass through us), and reported every such call as one
+// whose client left: `server-client-cancelled`, then `server-end`
+// `client-cancelled` with code CANCELLED — @hourglass/otel counted a caller
+// that left and marked the span CANCELLED for each refused token.
+it('a call an interceptor before ours answers itself (an auth check refusing it) is not reported as its client cancelling', async () => {
+  const events = recordServerEvents()
+  let refused = 0
+  const auth: ServerInterceptor = (_method, call) =>
+    new ServerInterceptingCall(call, {
+      start: (next) =>
+        next({
+          onReceiveMetadata: (metadata: Metadata, pass: (metadata: Metadata) => void) => {
+            if (metadata.get('authorization')[0] === 'secret') return pass(metadata)
+            refused++
+            // Sync, and a turn later (a token checked against a store).
+            const answer = () =>
+              call.sendStatus({ code: status.UNAUTHENTICATED, details: 'Auth token invalid' })
+            if (refused === 1) answer()
+            else setImmediate(answer)
+          },
+        }),
+    })
+  const runs = { unary: 0 }
+  server = await startServer(
+    {
+      unary: (_call: unknown, callback: (error: null, value: unknown) => void) => {
+        runs.unary++
+        callback(null, {})
+      },
+    },
+    [auth, deadlineServerInterceptor()],
+  )
+  client = connect(server.address)
+  const call = (metadata = new MetadataClass()) =>
+    new Promise<number | undefined>((resolve) =>
+      client?.unary({}, metadata, { deadline: Date.now() + 60_000 }, (error) =>
+        resolve(error ? error.code : status.OK),
+      ),
+    )
+  expect(await call()).toBe(status.UNAUTHENTICATED)
+  expect(await call()).toBe(status.UNAUTHENTICATED)
+  const authorized = new MetadataClass()
+  authorized.set('authorization', 'secret')
+  // A call that reaches ours after them: its events come after any of theirs.
+  expect(await call(authorized)).toBe(status.OK)
+  expect(runs.unary).toBe(1)
+
+  // Only the call that reached ours is reported: ours never saw the
+  // refusals' status, and neither client cancelled.
+  expect(events.cancels).toEqual([])
+  expect(events.ends.map(({ outcome, code }) => ({ outcome, code }))).toEqual([
+    { outcome: 'ok', code: status.OK },
+  ])
+  expect(events.starts).toHaveLength(1)
+})
