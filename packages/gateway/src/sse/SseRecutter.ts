@@ -1,4 +1,5 @@
 import { SseBufferOverflowError } from '@hourglass/llm'
+import { optionError } from '../optionError.js'
 import { completeUtf8Length } from './utf8.js'
 
 export interface SseRecutterOptions {
@@ -7,7 +8,8 @@ export interface SseRecutterOptions {
    * `SseBufferOverflowError` (forwarding half an event would break the
    * whole-event promise) — or, when the same chunk completed events before
    * it, returns those, and the next `push` or `end` throws. Default 4 MiB;
-   * 0 means unlimited.
+   * 0 (or Infinity) means unlimited. NaN, a negative number or no number is
+   * refused (`RangeError`, `TypeError`; `code: 'GATEWAY_OPTION_INVALID'`).
    */
   maxEventBytes?: number | undefined
 }
@@ -47,7 +49,14 @@ export class SseRecutter {
   droppedBytes = 0
 
   constructor(options: SseRecutterOptions = {}) {
-    this.#maxEventBytes = options.maxEventBytes ?? DEFAULT_MAX_EVENT_BYTES
+    // NaN and a negative bound failed every `>` test: read as no limit, so a
+    // bound computed from an unset variable held an endless event whole.
+    // Refused, naming it, as @hourglass/llm's SseDecoder refuses its own.
+    const given = options.maxEventBytes
+    if (given != null && !(typeof given === 'number' && given >= 0)) {
+      throw optionError('SseRecutter', 'maxEventBytes', 'a number ≥ 0', given)
+    }
+    this.#maxEventBytes = given ?? DEFAULT_MAX_EVENT_BYTES
   }
 
   /** Adds one chunk; returns the whole events it completed, as one chunk, or undefined. */

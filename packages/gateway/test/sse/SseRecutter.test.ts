@@ -142,4 +142,28 @@ describe('SseRecutter', () => {
     // Idempotent once thrown, as end() is: nothing of the oversized event.
     expect(r.end()).toBeUndefined()
   })
+
+  it('refuses a maxEventBytes that is not a number ≥ 0, as SseDecoder refuses its bound, instead of holding without limit', () => {
+    // `Number(process.env.MAX_EVENT_BYTES)` with the variable unset is NaN:
+    // it read as "no limit", and one endless event was held whole in memory.
+    for (const given of [Number.NaN, -1]) {
+      expect(() => new SseRecutter({ maxEventBytes: given })).toThrow(
+        expect.objectContaining({
+          name: 'RangeError',
+          code: 'GATEWAY_OPTION_INVALID',
+          message: expect.stringContaining('SseRecutter: maxEventBytes must be a number ≥ 0'),
+        }),
+      )
+    }
+    expect(() => new SseRecutter({ maxEventBytes: '64' as unknown as number })).toThrow(
+      expect.objectContaining({ name: 'TypeError', code: 'GATEWAY_OPTION_INVALID' }),
+    )
+    // 0 and Infinity are "no limit"; null is the default, as undefined.
+    for (const unlimited of [0, Number.POSITIVE_INFINITY]) {
+      const r = new SseRecutter({ maxEventBytes: unlimited })
+      expect(r.push(enc.encode(`data: ${'x'.repeat(5000)}`))).toBeUndefined()
+    }
+    const byDefault = new SseRecutter({ maxEventBytes: null as unknown as undefined })
+    expect(dec(byDefault.push(enc.encode('data: x\n\n')))).toBe('data: x\n\n')
+  })
 })
