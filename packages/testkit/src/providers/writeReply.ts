@@ -1,9 +1,12 @@
 import type { ServerResponse } from 'node:http'
 import type { Clock } from '@hourglass/core'
+import { anthropicContentRefused } from './anthropicContentRefused.js'
 import { anthropicThinkingRefused } from './anthropicThinkingRefused.js'
+import { anthropicUserIdRefused } from './anthropicUserIdRefused.js'
 import { checkReplyFields } from './checkReplyFields.js'
 import { deepseekErrors } from './errors/deepseekErrors.js'
 import { RESET_AFTER_S, stampResets } from './errors/resetAfterS.js'
+import { geminiFunctionNameRefused } from './geminiFunctionNameRefused.js'
 import { openAIRequiredFieldMissing } from './openAIRequiredFields.js'
 import { pause, writePaced } from './pacing.js'
 import { planAnswer } from './planAnswer.js'
@@ -103,6 +106,9 @@ function writeText(ctx: ReplyContext, reply: TextReply): Promise<void> {
     maxTokensUnsupported(ctx.dialect, ctx.record.route, ctx.record.body) ??
     toolSettingsWithoutTools(ctx.record.route, ctx.record.body) ??
     anthropicThinkingRefused(ctx.dialect, ctx.record.route, ctx.record.body, ctx.record.headers) ??
+    anthropicUserIdRefused(ctx.dialect, ctx.record.route, ctx.record.body) ??
+    anthropicContentRefused(ctx.dialect, ctx.record.route, ctx.record.body) ??
+    geminiFunctionNameRefused(ctx.record.route, ctx.record.body) ??
     unavailableFormat(ctx.dialect, ctx.record.body)
   if (refused !== undefined) return writeError(ctx, refused)
   // Gemini's JSON-array form is streamed too: its elements are written as they are generated.

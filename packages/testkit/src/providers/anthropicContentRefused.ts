@@ -1,0 +1,77 @@
+import { anthropicErrors } from './errors/anthropicErrors.js'
+import type { ErrorReply, ProviderDialect, ProviderRoute } from './types.js'
+
+/**
+ * Anthropic's 400 `invalid_request_error` for message content it will not
+ * read, in its words; undefined otherwise. The fake answered them 200, so a
+ * client that sent one passed against it and failed against the API —
+ * and every later turn of that conversation with it:
+ * - a message other than a final assistant one with no content (`""`,
+ *   `[]`): "messages.N: all messages must have non-empty content except for
+ *   the optional final assistant message" (anthropics/claude-code#4416);
+ * - a text block that is empty, or only whitespace: "messages: text content
+ *   blocks must be non-empty" (anthropics/claude-code#59812), "messages:
+ *   text content blocks must contain non-whitespace text" (#23440);
+ * - a `tool_result` with `is_error: true` and no content: "messages.N.
+ *   content.M.tool_result: content cannot be empty if `is_error` is true"
+ *   (jlevy/markform#153, can1357/oh-my-pi#2250), which OpenAI and Gemini take;
+ * - a conversation ending with the assistant's turn (a prefill) whose text
+ *   ends in whitespace: "messages: final assistant content cannot end with
+ *   trailing whitespace" (tailcallhq/forgecode#1872).
+ * Anthropic's own API only, as `anthropicMaxTokensMissing`.
+ */
+export function anthropicContentRefused(
+  dialect: ProviderDialect,
+  route: ProviderRoute,
+  body: unknown,
+): ErrorReply | undefined {
+  if (dialect !== 'anthropic' || route !== 'anthropic-messages') return undefined
+  if (typeof body !== 'object' || body === null) return undefined
+  const messages = (body as Record<string, unknown>)['messages']
+  if (!Array.isArray(messages)) return undefined
+  const refuse = (message: string) => anthropicErrors.invalidRequest(message)
+  for (const [i, message] of messages.entries()) {
+    if (typeof message !== 'object' || message === null) continue
+    const { role, content } = message as { role?: unknown; content?: unknown }
+    const finalAssistant = i === messages.length - 1 && role === 'assistant'
+    if ((content === '' || (Array.isArray(content) && content.length === 0)) && !finalAssistant) {
+      return refuse(
+        `messages.${i}: all messages must have non-empty content except for the optional final assistant message`,
+      )
+    }
+    if (!Array.isArray(content)) continue
+    for (const [j, block] of content.entries()) {
+      if (typeof block !== 'object' || block === null) continue
+      const b = block as Record<string, unknown>
+      if (b['type'] === 'text' && typeof b['text'] === 'string') {
+        if (b['text'] === '') return refuse('messages: text content blocks must be non-empty')
+        if (b['text'].trim() === '') {
+          return refuse('messages: text content blocks must contain non-whitespace text')
+        }
+      }
+      if (b['type'] === 'tool_result' && b['is_error'] === true && emptyResult(b['content'])) {
+        return refuse(
+          `messages.${i}.content.${j}.tool_result: content cannot be empty if \`is_error\` is true`,
+        )
+      }
+    }
+  }
+  const last = messages.at(-1) as { role?: unknown; content?: unknown } | undefined
+  if (last?.role === 'assistant' && /\s$/.test(finalText(last.content))) {
+    return refuse('messages: final assistant content cannot end with trailing whitespace')
+  }
+  return undefined
+}
+
+/** A tool result's content left out, `""` or `[]`. */
+function emptyResult(content: unknown): boolean {
+  return content === undefined || content === '' || (Array.isArray(content) && content.length === 0)
+}
+
+/** The text a final assistant turn ends with: its string, or its last block's if that is text. */
+function finalText(content: unknown): string {
+  if (typeof content === 'string') return content
+  if (!Array.isArray(content)) return ''
+  const block = content.at(-1) as { type?: unknown; text?: unknown } | undefined
+  return block?.type === 'text' && typeof block.text === 'string' ? block.text : ''
+}

@@ -1,0 +1,120 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { type FakeProvider, reply, startFakeProvider } from '../../src/providers/index.js'
+
+/**
+ * Message content Anthropic's Messages API refuses before generating, which
+ * the fake answered with its scripted 200: a message with no content, an
+ * empty or blank text block, a failed tool result with nothing in it, a
+ * prefill ending in whitespace. @hourglass/llm's Anthropic builder shapes
+ * every request so that none reaches the API; the fake now holds it to that.
+ */
+let fake: FakeProvider
+beforeAll(async () => {
+  fake = await startFakeProvider({ dialect: 'anthropic', reply: reply.text('generated anyway') })
+})
+afterAll(() => fake.close())
+
+async function send(
+  messages: unknown[],
+): Promise<{ status: number; message?: string | undefined }> {
+  const res = await fetch(`${fake.url}/v1/messages`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'anthropic-version': '2023-06-01' },
+    body: JSON.stringify({ model: 'claude-sonnet-4-5', max_tokens: 50, messages }),
+  })
+  const body = (await res.json()) as { error?: { type: string; message: string } }
+  if (res.status === 400) expect(body.error?.type).toBe('invalid_request_error')
+  return { status: res.status, message: body.error?.message }
+}
+
+const call = {
+  role: 'assistant',
+  content: [{ type: 'tool_use', id: 'toolu_1', name: 'lookup', input: {} }],
+}
+
+describe('Anthropic refuses content it cannot read', () => {
+  it('a message with no content, but a final assistant one: "all messages must have non-empty content…"', async () => {
+    expect(await send([{ role: 'user', content: '' }])).toEqual({
+      status: 400,
+      message:
+        'messages.0: all messages must have non-empty content except for the optional final assistant message',
+    })
+    expect(
+      (
+        await send([
+          { role: 'user', content: 'hi' },
+          { role: 'assistant', content: [] },
+          { role: 'user', content: 'go' },
+        ])
+      ).message,
+    ).toMatch(/^messages\.1: all messages must have non-empty content/)
+    expect(
+      (
+        await send([
+          { role: 'user', content: 'hi' },
+          { role: 'assistant', content: '' },
+        ])
+      ).status,
+    ).toBe(200)
+  })
+
+  it('an empty or blank text block', async () => {
+    const text = (t: string) => [{ role: 'user', content: [{ type: 'text', text: t }] }]
+    expect(await send(text(''))).toEqual({
+      status: 400,
+      message: 'messages: text content blocks must be non-empty',
+    })
+    expect(await send(text(' \n'))).toEqual({
+      status: 400,
+      message: 'messages: text content blocks must contain non-whitespace text',
+    })
+    expect((await send(text(' hi '))).status).toBe(200)
+  })
+
+  it('a failed tool result with no content (left out, "" or []), where a successful one may be empty', async () => {
+    const result = (extra: Record<string, unknown>) => [
+      { role: 'user', content: 'look it up' },
+      call,
+      { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', ...extra }] },
+    ]
+    for (const content of [{}, { content: '' }, { content: [] }]) {
+      expect(await send(result({ ...content, is_error: true }))).toEqual({
+        status: 400,
+        message: 'messages.2.content.0.tool_result: content cannot be empty if `is_error` is true',
+      })
+    }
+    expect((await send(result({ content: '', is_error: false }))).status).toBe(200)
+    expect((await send(result({ content: 'the tool failed', is_error: true }))).status).toBe(200)
+  })
+
+  it('a prefill whose text ends in whitespace; earlier assistant turns may', async () => {
+    expect(
+      await send([
+        { role: 'user', content: 'Name a colour.' },
+        { role: 'assistant', content: 'The colour is ' },
+      ]),
+    ).toEqual({
+      status: 400,
+      message: 'messages: final assistant content cannot end with trailing whitespace',
+    })
+    const blocks = [{ type: 'text', text: 'The colour is\n' }]
+    expect(
+      (
+        await send([
+          { role: 'user', content: 'Name a colour.' },
+          { role: 'assistant', content: blocks },
+        ])
+      ).message,
+    ).toBe('messages: final assistant content cannot end with trailing whitespace')
+    expect(
+      (
+        await send([
+          { role: 'user', content: 'hi' },
+          { role: 'assistant', content: 'Hello! ' },
+          { role: 'user', content: 'Name a colour.' },
+          { role: 'assistant', content: 'The colour is' },
+        ])
+      ).status,
+    ).toBe(200)
+  })
+})
