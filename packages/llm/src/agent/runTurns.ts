@@ -1,6 +1,7 @@
 import { type Deadline, errorCode, optionError, untilEnded } from '@hourglass/core'
 import { callDeadline, shadowAmbientIfFalse } from '../call/callDeadline.js'
 import { nonFiniteIn } from '../call/nonFiniteIn.js'
+import { refuseUnknownNames } from '../call/unknownOptionNames.js'
 import { argumentsText } from '../dialects/blocks.js'
 import { rewritesAnInteger } from '../dialects/roundedByParsing.js'
 import { holdsUnsafeInteger } from '../dialects/toolArguments.js'
@@ -100,6 +101,8 @@ export interface TurnsResult {
  * email twice.
  */
 export async function runTurns(options: RunTurnsOptions): Promise<TurnsResult> {
+  // `maxTurn: 3` left the breaker at 10 turns, each a paid model call.
+  refuseUnknownNames(options, RUN_TURNS_OPTION_NAMES, 'runTurns()')
   // NaN would end the loop before the first turn with "exceeded NaN turns":
   // refused, naming it, as withRepair refuses a NaN maxRepairs.
   notNaN('runTurns', 'maxTurns', options.maxTurns)
@@ -139,6 +142,19 @@ export async function runTurns(options: RunTurnsOptions): Promise<TurnsResult> {
     run.dispose()
   }
 }
+
+const RUN_TURNS_OPTION_NAMES: ReadonlySet<string> = new Set(
+  Object.keys({
+    operationId: true,
+    messages: true,
+    call: true,
+    tools: true,
+    maxTurns: true,
+    store: true,
+    deadline: true,
+    signal: true,
+  } satisfies Record<keyof RunTurnsOptions, true>),
+)
 
 /**
  * A tool that is no function (an SDK's tool object passed for its function)

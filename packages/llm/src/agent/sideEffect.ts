@@ -7,6 +7,7 @@ import {
   untilEnded,
 } from '@hourglass/core'
 import { callDeadline, shadowAmbientIfFalse } from '../call/callDeadline.js'
+import { refuseUnknownNames } from '../call/unknownOptionNames.js'
 import { SideEffectStoreError } from '../errors/SideEffectStoreError.js'
 import { notNaN } from '../retry/checkNumber.js'
 import { MemorySideEffectStore } from './MemorySideEffectStore.js'
@@ -35,6 +36,15 @@ export interface SideEffectOptions {
   /** Ends this caller's wait as `deadline` does, with the signal's reason. */
   signal?: AbortSignal | undefined
 }
+
+const SIDE_EFFECT_OPTION_NAMES: ReadonlySet<string> = new Set(
+  Object.keys({
+    store: true,
+    ttlMs: true,
+    deadline: true,
+    signal: true,
+  } satisfies Record<keyof SideEffectOptions, true>),
+)
 
 /** 24 h, as payment APIs keep idempotency keys. */
 export const DEFAULT_SIDE_EFFECT_TTL_MS = 86_400_000
@@ -91,6 +101,8 @@ export function sideEffect<T>(
   if (typeof key !== 'string' || key === '') {
     throw new TypeError('sideEffect: key must be a non-empty string (see idempotencyKey)')
   }
+  // `ttl: 0` left results remembered for 24 h, `signl` the caller's wait unbounded.
+  refuseUnknownNames(options, SIDE_EFFECT_OPTION_NAMES, 'sideEffect()')
   // A NaN ttl would silently remember nothing, and the next call with this
   // key would run `fn` again: refused, not given a meaning.
   notNaN('sideEffect', 'ttlMs', options.ttlMs)

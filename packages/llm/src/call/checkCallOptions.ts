@@ -7,9 +7,16 @@ import {
   quoted,
 } from '@hourglass/core'
 import { InvalidChatRequestError } from '../errors/InvalidChatRequestError.js'
+import type { RetryDelayOptions } from '../retry/retryDelay.js'
 import type { ChatMessage } from '../types.js'
-import type { CallModelOptions } from './CallModelOptions.js'
+import type {
+  CallLimits,
+  CallModelOptions,
+  RecoveryOptions,
+  RetryOptions,
+} from './CallModelOptions.js'
 import { nonFiniteIn } from './nonFiniteIn.js'
+import { refuseUnknownNames } from './unknownOptionNames.js'
 
 /**
  * Refuses, before anything is sent, options a call cannot honour: a missing
@@ -27,6 +34,7 @@ export function checkCallOptions(options: CallModelOptions): void {
   if (typeof options !== 'object' || options === null) {
     throw new TypeError(`callModel: options must be an object, got ${describeValue(options)}`)
   }
+  refuseUnknownNames(options, CALL_OPTION_NAMES, 'callModel()')
   const { models, request, retry, recovery } = options
   if (!Array.isArray(models) || models.length === 0) {
     throw new TypeError(
@@ -89,6 +97,9 @@ export function checkCallOptions(options: CallModelOptions): void {
   object('retry', retry)
   object('recovery', recovery)
   object('limits', options.limits)
+  refuseUnknownNames(retry, RETRY_OPTION_NAMES, 'callModel() retry')
+  refuseUnknownNames(recovery, RECOVERY_OPTION_NAMES, 'callModel() recovery')
+  refuseUnknownNames(options.limits, LIMIT_OPTION_NAMES, 'callModel() limits')
   // Used by their methods on the call's path: `true`, `{}` or a plain
   // options object in their place failed as "state.admission?.forecast is
   // not a function" (or the retry budgets', the cost budget's) from inside
@@ -126,6 +137,7 @@ export function checkCallOptions(options: CallModelOptions): void {
       )
     }
     object('retry.delay', retry.delay)
+    refuseUnknownNames(retry.delay, DELAY_OPTION_NAMES, 'callModel() retry.delay')
     // Clamped to 1–10 as documented: only NaN, or no number at all, is refused.
     number('retry.maxAttempts', retry.maxAttempts, 'a number (clamped to 1–10)')
     nonNegative('retry.max529Retries', retry.max529Retries, 'count')
@@ -163,6 +175,57 @@ export function checkCallOptions(options: CallModelOptions): void {
     }
   }
 }
+
+/** Every option name each group takes: any other is refused, naming it. */
+const CALL_OPTION_NAMES: ReadonlySet<string> = new Set(
+  Object.keys({
+    models: true,
+    request: true,
+    deadline: true,
+    signal: true,
+    firstTokenTimeoutMs: true,
+    idempotencyKey: true,
+    promptVersion: true,
+    onAttempt: true,
+    retry: true,
+    limits: true,
+    recovery: true,
+  } satisfies Record<keyof CallModelOptions, true>),
+)
+const RETRY_OPTION_NAMES: ReadonlySet<string> = new Set(
+  Object.keys({
+    maxAttempts: true,
+    max529Retries: true,
+    priority: true,
+    delay: true,
+    minAttemptMs: true,
+    maxRetryAfterMs: true,
+    budgets: true,
+    resendAfterFirstTokenTimeout: true,
+  } satisfies Record<keyof RetryOptions, true>),
+)
+const DELAY_OPTION_NAMES: ReadonlySet<string> = new Set(
+  Object.keys({
+    baseDelayMs: true,
+    maxDelayMs: true,
+    jitterRatio: true,
+    overloadFloorMs: true,
+    overloadJitterMs: true,
+    hintJitterRatio: true,
+    random: true,
+  } satisfies Record<keyof RetryDelayOptions, true>),
+)
+const LIMIT_OPTION_NAMES: ReadonlySet<string> = new Set(
+  Object.keys({ admission: true, budget: true } satisfies Record<keyof CallLimits, true>),
+)
+const RECOVERY_OPTION_NAMES: ReadonlySet<string> = new Set(
+  Object.keys({
+    collapse: true,
+    compact: true,
+    maxTokensCeiling: true,
+    maxRecoveries: true,
+  } satisfies Record<keyof RecoveryOptions, true>),
+)
 
 /** The methods a call uses of each shared object it is given. */
 const ADMISSION = ['acquire', 'forecast'] as const

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { MemorySideEffectStore } from '../../src/agent/MemorySideEffectStore.js'
-import { runTurns } from '../../src/agent/runTurns.js'
+import { type RunTurnsOptions, runTurns } from '../../src/agent/runTurns.js'
+import { type SideEffectOptions, sideEffect } from '../../src/agent/sideEffect.js'
 import type { ChatMessage, ChatResponse } from '../../src/types.js'
 
 // `tools` and `call` were taken as they came. A tool that is no function (an
@@ -58,6 +59,22 @@ describe('runTurns: tools and call are checked before the first model call', () 
       expect(model.calls).toBe(0)
     })
   }
+
+  it('an option name it does not read (maxTurn): a TypeError naming the one meant, and no model call', async () => {
+    const model = countingModel()
+    await expect(
+      runTurns({ ...base(model), tools: {}, maxTurn: 3 } as unknown as RunTurnsOptions),
+    ).rejects.toThrow('unknown option "maxTurn" (did you mean maxTurns?); runTurns() takes')
+    expect(model.calls).toBe(0)
+  })
+
+  it('sideEffect: an option name it does not read (ttl) is a TypeError, the effect not run', () => {
+    let runs = 0
+    expect(() =>
+      sideEffect('op:send', () => ++runs, { ttl: 0 } as unknown as SideEffectOptions),
+    ).toThrow('unknown option "ttl" (did you mean ttlMs?); sideEffect() takes')
+    expect(runs).toBe(0)
+  })
 
   it('call that is no function: a TypeError naming the option', async () => {
     await expect(

@@ -41,3 +41,40 @@ describe('a deadline, signal or onAttempt of the wrong shape', () => {
     },
   )
 })
+
+describe('an option name callModel does not read', () => {
+  // Ignored, the default stayed in force while its author believed it set.
+  it.each([
+    [
+      { deadlineMs: 500 },
+      'unknown option "deadlineMs" (did you mean deadline?); callModel() takes models, request, deadline',
+    ],
+    [
+      { retry: { maxAttempt: 1 } },
+      'unknown option "maxAttempt" (did you mean maxAttempts?); callModel() retry takes',
+    ],
+    [
+      { retry: { delay: { baseDelay: 10 } } },
+      'unknown option "baseDelay" (did you mean baseDelayMs?); callModel() retry.delay takes',
+    ],
+    [{ limits: { budgets: undefined } }, 'unknown option "budgets" (did you mean budget?)'],
+    [
+      { recovery: { maxTokenCeiling: 0 } },
+      'unknown option "maxTokenCeiling" (did you mean maxTokensCeiling?); callModel() recovery takes',
+    ],
+  ])('%o is a TypeError naming it, nothing sent', async (extra, message) => {
+    const fake = await fakes.start({ dialect: 'openai', reply: reply.text('ok') })
+    const model = fakes.adapter(
+      openAICompatible({ baseURL: fake.baseURL, apiKey: 'k', model: 'gpt-4o' }),
+    )
+    const options = {
+      models: [model],
+      request: { messages: [user('hi')], maxTokens: 8 },
+      ...extra,
+    } as unknown as CallModelOptions
+    const outcome = await callModel(options).catch((e: unknown) => e)
+    expect(outcome).toBeInstanceOf(TypeError)
+    expect((outcome as Error).message).toContain(message)
+    expect(fake.requests).toHaveLength(0)
+  })
+})
