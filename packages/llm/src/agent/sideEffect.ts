@@ -135,7 +135,7 @@ export function sideEffect<T>(
     // run that throws is not remembered: running again is the rule anyway.
     return untilEnded(shared.promise as Promise<T>, until).catch((error: unknown) => {
       const again =
-        error instanceof NotStarted ||
+        isNotStarted(error) ||
         (endedReason(until) === undefined && stoppedForStarter(error, shared.starter))
       if (!again) throw error
       // `false` (none) stays none rather than becoming the ambient deadline.
@@ -203,7 +203,7 @@ export function sideEffect<T>(
   // signal): it is remembered when it completes, and callers joining it
   // meanwhile wait for it as above.
   return untilEnded(run, until).catch((error: unknown) => {
-    throw error instanceof NotStarted ? error.reason : error
+    throw isNotStarted(error) ? error.reason : error
   })
 }
 
@@ -296,6 +296,20 @@ class NotStarted {
   readonly reason: unknown
   constructor(reason: unknown) {
     this.reason = reason
+  }
+}
+
+/**
+ * `error instanceof NotStarted`, false where asking throws: `fn` may throw
+ * anything, and for a revoked Proxy the question itself threw, so the
+ * caller got that TypeError in place of what `fn` threw (and a model, through
+ * runTurns, read it as the tool's failure).
+ */
+function isNotStarted(error: unknown): error is NotStarted {
+  try {
+    return error instanceof NotStarted
+  } catch {
+    return false
   }
 }
 

@@ -1,5 +1,6 @@
 import { currentDeadline, Deadline, ManualClock, runWithDeadline } from '@hourglass/core'
 import { describe, expect, it } from 'vitest'
+import { unreadableValues } from '../../../../test/support/unreadableValues.js'
 import { canonicalJson, idempotencyKey } from '../../src/agent/idempotencyKey.js'
 import { MemorySideEffectStore } from '../../src/agent/MemorySideEffectStore.js'
 import type { SideEffectRecord, SideEffectStore } from '../../src/agent/SideEffectStore.js'
@@ -19,6 +20,27 @@ function watch<T>(promise: Promise<T>) {
 }
 
 describe('sideEffect', () => {
+  it.each(Object.entries(unreadableValues))(
+    'fn throwing %s: the caller gets that value, not an error of asking what it is',
+    async (_, make) => {
+      const thrown = make()
+      const got = await sideEffect(
+        'unreadable-throw',
+        () => {
+          throw thrown
+        },
+        { store: new MemorySideEffectStore() },
+      ).then(
+        () => ({ error: 'none' }),
+        // Wrapped: a promise settled with a revoked Proxy reads its `then`.
+        (error: unknown) => ({ error }),
+      )
+      // Before: a revoked Proxy made `instanceof` throw, and the caller got
+      // that TypeError ("Cannot perform 'getPrototypeOf' on a proxy…").
+      expect(got.error === thrown).toBe(true)
+    },
+  )
+
   it('a retried agent turn does not send the email twice', async () => {
     const store = new MemorySideEffectStore()
     const sent: string[] = []

@@ -131,10 +131,11 @@ describe('runTurns: a tool’s value the model reads', () => {
     ])
   })
 
-  it('a tool failing with an error whose message cannot be read: the model reads that, not "an object"', async () => {
+  it('a tool failing with an error whose message cannot be read, or a revoked Proxy: the model reads that, not "an object"', async () => {
     const thrown: unknown[] = [
       unreadableValues['an Error whose message getter throws']?.(),
       Object.assign(new Error('x'), { message: { text: 'not a string' } }),
+      unreadableValues['a revoked Proxy']?.(),
     ]
     const read: string[] = []
     for (const [i, error] of thrown.entries()) {
@@ -156,6 +157,8 @@ describe('runTurns: a tool’s value the model reads', () => {
     expect(read).toEqual([
       'an error whose message cannot be read',
       'an error whose message cannot be read',
+      // Before: sideEffect's own TypeError of asking what it was.
+      'a value that cannot be described',
     ])
   })
 })
