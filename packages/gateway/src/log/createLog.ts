@@ -56,6 +56,9 @@ export function createLog(
   let target: Logger
   if (typeof logger === 'function') {
     const deliver = logger
+    // The last promise handled: a sink that hands back one pending promise
+    // for every line (its connection's) got a handler per line, all kept.
+    let handled: unknown
     target = pino(own, {
       write(line: string) {
         try {
@@ -63,7 +66,10 @@ export function createLog(
           // An async function is a `(record) => void` to TypeScript (a sink
           // shipping records over the network): its rejection, unhandled,
           // ended the process, where the same throw in a plain one is dropped.
-          if (isThenable(returned)) returned.then(undefined, () => {})
+          if (returned !== handled && isThenable(returned)) {
+            handled = returned
+            returned.then(undefined, () => {})
+          }
         } catch {
           // A logger must not take a request down.
         }

@@ -1,7 +1,7 @@
 import { Writable } from 'node:stream'
 import { type FakeProvider, openAIErrors, reply } from '@hourglass/testkit'
 import { pino } from 'pino'
-import { afterEach, describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it, vi } from 'vitest'
 import type { LogRecord } from '../../src/index.js'
 import { createLog } from '../../src/log/createLog.js'
 import { fakeProvider, fallback, type Harness, startHarness } from '../support/harness.js'
@@ -364,5 +364,13 @@ describe('createLog: pino redaction and the value scrub', () => {
       process.off('unhandledRejection', onUnhandled)
     }
     expect(unhandled).toEqual([])
+  })
+
+  it('a logger that hands back one pending promise for every line is handled once, not once a line (each handler kept)', () => {
+    const pending = new Promise<void>(() => {})
+    const then = vi.spyOn(pending, 'then')
+    const { log } = createLog(() => pending as unknown as undefined, [])
+    for (let i = 0; i < 100; i++) log('warn', 'x', {})
+    expect(then).toHaveBeenCalledTimes(1)
   })
 })
