@@ -1,4 +1,4 @@
-import { optionError } from '@hourglass/core'
+import { messageOf, optionError } from '@hourglass/core'
 import { type Command, type Io, processIo } from './Command.js'
 import { cliVersion } from './cliVersion.js'
 import { demoCommand } from './commands/demo.js'
@@ -54,10 +54,7 @@ export async function main(argv: readonly string[], io: Io = processIo()): Promi
       io.stderr(topic)
       return 2
     }
-    if (topic.command === undefined) {
-      io.stdout(mainHelp)
-      return 0
-    }
+    if (topic.command === undefined) return printed(io, mainHelp)
     command = topic.command
     args = ['--help', ...topic.rest]
   } else if (name === '--version' || name === '-v') {
@@ -67,8 +64,7 @@ export async function main(argv: readonly string[], io: Io = processIo()): Promi
       )
       return 2
     }
-    io.stdout(`${cliVersion()}\n`)
-    return 0
+    return printed(io, `${cliVersion()}\n`)
   } else if (name === undefined) {
     io.stderr('hourglass: missing command: demo, probe or gateway (see hourglass --help)\n')
     return 2
@@ -92,8 +88,23 @@ export async function main(argv: readonly string[], io: Io = processIo()): Promi
       io.stderr(`${error.message}\n`)
       return 2
     }
-    const message = error instanceof Error ? error.message : String(error)
-    io.stderr(`hourglass ${command.name}: ${message.split('\n')[0]}\n`)
+    io.stderr(`hourglass ${command.name}: ${messageOf(error).split('\n')[0]}\n`)
+    return 1
+  }
+}
+
+/**
+ * `text` on `io.stdout`, exit 0 — or, when stdout throws (a stream the
+ * caller closed), exit 1 and its line on `io.stderr`, as a command's own
+ * output that stdout could not take is: `--help` and `--version` rejected
+ * with the caller's raw error.
+ */
+function printed(io: Io, text: string): number {
+  try {
+    io.stdout(text)
+    return 0
+  } catch (error) {
+    io.stderr(`hourglass: ${messageOf(error).split('\n')[0]}\n`)
     return 1
   }
 }

@@ -39,3 +39,23 @@ it('a gateway is never started for an io it could not report on', async () => {
   const after = process.getActiveResourcesInfo().filter((r) => r === 'TCPServerWrap').length
   expect(after).toBe(before)
 })
+
+// `--help` and `--version` wrote outside the catch that turns a command's
+// failure into exit 1: an `io.stdout` that throws (a stream the caller
+// closed) rejected main() with the caller's raw error, where the README
+// promises exit 1 and its line on `io.stderr`, as for any command.
+it.each([['--version'], ['-v'], ['--help'], ['-h'], ['help']])(
+  'main([%s]) with an io.stdout that throws: 1, its line on io.stderr',
+  async (flag) => {
+    const errors: string[] = []
+    const io: Io = {
+      stdout: () => {
+        throw new Error('stream closed by caller')
+      },
+      stderr: (text) => errors.push(text),
+      stderrIsTTY: false,
+    }
+    await expect(main([flag], io)).resolves.toBe(1)
+    expect(errors).toEqual(['hourglass: stream closed by caller\n'])
+  },
+)

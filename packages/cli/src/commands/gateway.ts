@@ -30,7 +30,9 @@ Serves @hourglass/gateway: POST /v1/chat/completions, GET /v1/models,
 GET /healthz, GET /readyz, GET /metrics. Point any OpenAI client at
 http://<host>:<port>/v1. Logs are JSON lines (pino) on stderr. SIGTERM,
 SIGINT or SIGHUP drains: requests in flight get --drain-timeout-ms to finish
-(exit 0), else are cancelled (exit 3); a second signal exits at once.
+(exit 0), else are cancelled (exit 3); after SIGHUP the process ends by the
+signal once drained (129 in a shell). A second signal (not a second SIGHUP)
+exits at once.
 
 Options:
   --config <file>          the gateway config (JSON): providers, keys, limits,
