@@ -1,5 +1,5 @@
 import type { AsyncResource } from 'node:async_hooks'
-import { errorCode, streamableReason } from '@hourglass/core'
+import { errorCode, messageOf, streamableReason } from '@hourglass/core'
 import type { Dispatcher } from 'undici'
 import type { Attempt } from './Attempt.js'
 import { asError } from './asError.js'
@@ -621,6 +621,9 @@ function isTimeout(error: unknown): boolean {
   return error instanceof HeadersTimeoutError || error instanceof BodyTimeoutError
 }
 
+/** The statuses undici's redirect interceptor follows, and throws its refusals at. */
+const REDIRECTS = new Set([301, 302, 303, 307, 308])
+
 /**
  * Whether what a handler above ours threw at an answer is the caller
  * refusing it. The handler of undici's own API runs the caller's code there
@@ -628,14 +631,18 @@ function isTimeout(error: unknown): boolean {
  * with what it throws: as a Writable of the caller's that fails at once, a
  * caller's stop (no retry-skipped, `stoppedBy`), where it was judged the
  * upstream's failure. Not at a 1xx (request()'s onInfo: before any answer),
- * nor at a 3xx, where a redirect interceptor above throws its own refusals
- * of the upstream's answer (a Location that is no URL, a loop, one hop too
- * many), nor undici's own errors (`UND_ERR_*`: responseError's, an invalid
- * URL's `ERR_INVALID_URL`): each the upstream's answer refused, judged as
- * before.
+ * nor at a redirect, where undici's redirect interceptor above throws its
+ * own refusals of the upstream's answer (a Location that is no URL, a loop,
+ * one hop too many), nor undici's own errors, which refuse the upstream's
+ * answer (`UND_ERR_*`, an invalid URL's `ERR_INVALID_URL`, decompress's
+ * plain "too many content-encodings"), judged as before — but for
+ * `UND_ERR_INVALID_RETURN_VALUE`, undici saying the caller's factory
+ * returned no stream.
  */
 function refusedByCaller(status: number, error: unknown): boolean {
-  if (status < 200 || (status >= 300 && status < 400)) return false
+  if (status < 200 || REDIRECTS.has(status)) return false
   const code = errorCode(error)
-  return !code.startsWith('UND_ERR') && code !== 'ERR_INVALID_URL'
+  if (code === 'UND_ERR_INVALID_RETURN_VALUE') return true
+  if (code.startsWith('UND_ERR') || code === 'ERR_INVALID_URL') return false
+  return !messageOf(error).startsWith('too many content-encodings')
 }

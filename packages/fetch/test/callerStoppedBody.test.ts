@@ -221,6 +221,48 @@ it("the interceptor: what a handler above throws at a 3xx is the upstream's answ
   expect(ends()).toEqual([{ statusCode: 302, errorCode: 'ERR_INVALID_URL', stoppedBy: undefined }])
 })
 
+// Who refused the answer, by what was thrown: a factory's bug that undici
+// reports (`UND_ERR_INVALID_RETURN_VALUE`) and a refused 404 are the
+// caller's; undici's decompress
+// refusing a malformed 200 above ours (a plain Error) is the upstream's.
+it.each([
+  ["a factory that returns no stream: the caller's stop", 200, {}, [], () => ({}), 'caller'],
+  [
+    "a factory refusing a 404: the caller's stop",
+    404,
+    {},
+    [],
+    () => {
+      throw new Error('not the status I want')
+    },
+    'caller',
+  ],
+  [
+    "undici's decompress above ours refusing six content-encodings: the upstream's answer",
+    200,
+    { 'content-encoding': 'gzip, gzip, gzip, gzip, gzip, gzip' },
+    [interceptors.decompress()],
+    () => new PassThrough(),
+    undefined,
+  ],
+] as const)('the interceptor: %s', async (_, status, headers, outer, factory, stoppedBy) => {
+  const server = createServer((_req, res) => {
+    res.writeHead(status, headers)
+    res.end('x')
+  })
+  server.listen(0, '127.0.0.1')
+  await once(server, 'listening')
+  closers.push({ close: () => new Promise<void>((r) => server.close(() => r())) })
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`
+  using deadline = Deadline.after(30_000)
+  const agent = new Agent({ connect: createConnector() })
+  closers.push(agent)
+  events = recordEgress()
+  const dispatcher = agent.compose(deadlineInterceptor(), ...outer)
+  await rejection(stream(url, { dispatcher, deadline } as never, factory as never))
+  expect(ends()?.[0]?.stoppedBy).toBe(stoppedBy)
+})
+
 it('createFetch: a body the network cut, the caller aborting after, is still a failure (unchanged)', async () => {
   // Headers and a first chunk, then the connection is destroyed under the body.
   let answer: ServerResponse | undefined
