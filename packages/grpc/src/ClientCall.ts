@@ -177,11 +177,33 @@ export class ClientCall {
       ? Number.POSITIVE_INFINITY
       : Math.max(0, given - Date.now())
     this.#sendsGrpcTimeout = Number.isFinite(given)
-    const next = nextCall(given === own ? callOptions : { ...callOptions, deadline: given })
-    this.#next = next
+    const nextOptions = given === own ? callOptions : { ...callOptions, deadline: given }
+    // The call below is made when first needed (at start), not here: grpc-js
+    // arms its deadline timer when it makes a call, and only ending the call
+    // clears it. An interceptor before ours that answers without starting
+    // ours (an open circuit breaker, a cache hit) left that call made and
+    // never ended: one live timer per call (`defaultMs`, or what the caller
+    // had left), each holding the process open — a CLI waited 30 s to exit.
+    // The deadline given is absolute: made later, it ends at the same instant.
     // What our InterceptingCall starts: the call below, or, for a call
-    // refused at start (see there), `unsent`.
-    let below: NextCallResult = next
+    // refused at start (see there), `unsent`; undefined until made.
+    let below: NextCallResult | undefined
+    const made = (): NextCallResult => {
+      if (below === undefined) {
+        below = nextCall(nextOptions)
+        this.#next = below
+      }
+      return below
+    }
+    // Within the client method's own call (its `start` follows at once) a
+    // throw of grpc-js's as the call is made (a channel already closed)
+    // reaches the caller where the call is written, as it did when the call
+    // was made here. Later (an interceptor before ours held start), it would
+    // land in that interceptor's callback, uncaught: the call fails instead.
+    let sync = true
+    queueMicrotask(() => {
+      sync = false
+    })
     const requester: Requester = {
       // The caller's own `call.cancel()` meets the same grpc-js gap as ours (see #passCancel).
       cancel: (cancel) => this.#passCancel(cancel),
@@ -190,9 +212,8 @@ export class ClientCall {
         // hold start past the caller's deadline. Started anyway, the call
         // went out with no budget, and grpc-js's own timer for it had already
         // fired on a call with no listener yet: its status was lost and the
-        // caller's callback never ran. Refused now, as at creation; the call
-        // below is cancelled (never started: it answers nobody), which
-        // releases grpc-js's timer for it.
+        // caller's callback never ran. Refused now, as at creation; no call
+        // below is made (one made already is cancelled, see below).
         // Your `call.cancel()` while an interceptor before ours held start:
         // passed down to a call grpc-js had not started, it was dropped. It
         // came first, so it wins over a deadline that ended since (reported
@@ -206,9 +227,29 @@ export class ClientCall {
         }
         const late = this.#refusal()
         if (late !== undefined) {
+          // One made already (an interceptor before ours asked its peer) is
+          // cancelled (never started: it answers nobody), which releases
+          // grpc-js's timer for it.
+          below?.cancelWithStatus(codeFor(late), `not sent: ${messageOf(late)}`)
           below = unsent
-          next.cancelWithStatus(codeFor(late), `not sent: ${messageOf(late)}`)
           this.#refuseStart(metadata, listener, start, late)
+          return
+        }
+        // Before anything is published: a call that cannot be made has no start.
+        try {
+          made()
+        } catch (error) {
+          if (sync) throw error
+          below = unsent
+          this.#ended = true
+          start(metadata, {})
+          queueMicrotask(() =>
+            listener.onReceiveStatus({
+              code: status.UNAVAILABLE,
+              details: `not sent: ${messageOf(error)}`,
+              metadata: new Metadata(),
+            }),
+          )
           return
         }
         this.#caller = listener
@@ -261,11 +302,12 @@ export class ClientCall {
     const switchable: NextCallResult = {
       // Your `call.cancel()` (or an interceptor's above ours), passed on by #passCancel.
       cancelWithStatus: (code, details) => {
-        below.cancelWithStatus(code, details)
+        // None made yet: none to cancel (start is refused, see there).
+        below?.cancelWithStatus(code, details)
         this.#cancelledBelow(code, details)
       },
-      getPeer: () => below.getPeer(),
-      start: (metadata, listener) => below.start(metadata, listener),
+      getPeer: () => made().getPeer(),
+      start: (metadata, listener) => made().start(metadata, listener),
       sendMessageWithContext: (context, message) => {
         const written = context.callback
         // Once the caller has its status (ours, see #deliverUnanswered, or
@@ -276,7 +318,7 @@ export class ClientCall {
           if (written) setImmediate(written)
           return
         }
-        if (written === undefined) return below.sendMessageWithContext(context, message)
+        if (written === undefined) return made().sendMessageWithContext(context, message)
         // Tracked until below completes it, so #completeWrites can complete
         // one the call drops as it ends: held by an interceptor below until
         // its start, or, on a started call, waiting on HTTP/2 flow control
@@ -288,12 +330,12 @@ export class ClientCall {
           written()
         }
         pending.add(once)
-        below.sendMessageWithContext({ ...context, callback: once }, message)
+        made().sendMessageWithContext({ ...context, callback: once }, message)
       },
-      sendMessage: (message) => below.sendMessage(message),
-      startRead: () => below.startRead(),
-      halfClose: () => below.halfClose(),
-      getAuthContext: () => below.getAuthContext(),
+      sendMessage: (message) => made().sendMessage(message),
+      startRead: () => made().startRead(),
+      halfClose: () => made().halfClose(),
+      getAuthContext: () => made().getAuthContext(),
     }
     return new InterceptingCall(switchable, requester)
   }

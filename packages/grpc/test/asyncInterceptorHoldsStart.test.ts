@@ -253,3 +253,23 @@ it("ours first, client streaming: the caller's writes complete and the stream fi
   await finished
   hold.release()
 })
+
+it('ours second: a client closed while an interceptor before ours holds start fails the call UNAVAILABLE, where it hung', async () => {
+  // Ours makes the call below at start, when grpc-js refuses one on a closed
+  // channel by throwing: thrown into the holding interceptor's callback, it
+  // would be uncaught. A call made before the close and started after it
+  // waited for good without ours (for `defaultMs` with it).
+  await recordingServer()
+  const hold = heldStart()
+  client = connect(server!.address, [hold.interceptor, deadlineInterceptor()])
+  const events = recordEvents()
+  const result = unary(client, {})
+  await hold.reached
+  client.close()
+  hold.release()
+
+  const { error } = await result
+  expect(error?.code).toBe(status.UNAVAILABLE)
+  expect(error?.details).toBe('not sent: Channel has been shut down')
+  expect(events.starts).toEqual([])
+})
