@@ -250,3 +250,63 @@ describe('answer ids', () => {
     },
   )
 })
+
+describe('log probabilities (logprobs, top_logprobs)', () => {
+  const messages = [{ role: 'user' as const, content: 'hi' }]
+  /** Each token's entry as OpenAI writes it: `bytes` the token's UTF-8. */
+  const expectOpenAIShape = (entry: OpenAI.ChatCompletionTokenLogprob, top: number) => {
+    expect(typeof entry.logprob).toBe('number')
+    expect(entry.bytes).toEqual([...Buffer.from(entry.token, 'utf8')])
+    expect(entry.top_logprobs).toHaveLength(top)
+  }
+
+  it("Gemini: translated to responseLogprobs and logprobs, and its logprobsResult comes back as OpenAI's, whole and streamed", async () => {
+    const fake = gateway.fake('gemini')
+    const whole = await gateway.client.chat.completions.create({
+      model: 'm-gemini',
+      messages,
+      logprobs: true,
+      top_logprobs: 2,
+    })
+    const upstream = fake.requests.at(-1)?.body as Record<string, unknown>
+    expect(upstream['generationConfig']).toMatchObject({ responseLogprobs: true, logprobs: 2 })
+    expect(upstream).not.toHaveProperty('logprobs')
+    expect(upstream).not.toHaveProperty('top_logprobs')
+    const content = whole.choices[0]?.logprobs?.content ?? []
+    // One entry per answer token: together they spell the answer.
+    expect(content.length).toBeGreaterThan(1)
+    expect(content.map((t) => t.token).join('')).toBe(whole.choices[0]?.message.content)
+    for (const entry of content) expectOpenAIShape(entry, 2)
+    expect(whole.choices[0]?.logprobs?.refusal).toBeNull()
+
+    const stream = gateway.client.chat.completions.stream({
+      model: 'm-gemini',
+      messages,
+      logprobs: true,
+      top_logprobs: 1,
+      stream: true,
+    })
+    const final = await stream.finalChatCompletion()
+    const streamed = final.choices[0]?.logprobs?.content ?? []
+    expect(streamed.map((t) => t.token).join('')).toBe(final.choices[0]?.message.content)
+    for (const entry of streamed) expectOpenAIShape(entry, 1)
+
+    // Not asked: none asked of Gemini, and `logprobs: null`, as OpenAI answers.
+    const unasked = await gateway.client.chat.completions.create({ model: 'm-gemini', messages })
+    expect(fake.requests.at(-1)?.body).not.toHaveProperty('generationConfig.responseLogprobs')
+    expect(unasked.choices[0]?.logprobs).toBeNull()
+  })
+
+  it('Anthropic, which has none, still refuses them, naming the field and the provider, nothing sent', async () => {
+    for (const [fields, param] of [
+      [{ logprobs: true }, 'logprobs'],
+      [{ logprobs: false, top_logprobs: 2 }, 'top_logprobs'],
+    ] as const) {
+      const { error, sent } = await send('anthropic', { messages, ...fields })
+      expect(error?.status).toBe(400)
+      expect(error?.error).toMatchObject({ code: 'unsupported_field', param })
+      expect(error?.message).toContain('"anthropic"')
+      expect(sent).toHaveLength(0)
+    }
+  })
+})

@@ -39,6 +39,8 @@ const DIALECTS = COLUMNS.flat()
 interface Sample {
   /** The request's other fields (a tool for `tool_choice`, `stream` for `stream_options`). */
   with?: Record<string, unknown>
+  /** Other fields for one dialect only (Gemini's `top_logprobs` goes beside `logprobs: true`). */
+  withFor?: Partial<Record<ProviderDialect, Record<string, unknown>>>
   value: unknown
   /** Another value for a dialect whose cell names its own refusal (DeepSeek's `json_schema`). */
   valueFor?: Partial<Record<ProviderDialect, unknown>>
@@ -102,8 +104,8 @@ const SAMPLES: Record<string, Sample> = {
   frequency_penalty: { value: 0.5, translated: { gemini: 0.5 } },
   presence_penalty: { value: -0.5, translated: { gemini: -0.5 } },
   logit_bias: { value: { '50256': -100 } },
-  logprobs: { value: true },
-  top_logprobs: { value: 2 },
+  logprobs: { value: true, translated: { gemini: true } },
+  top_logprobs: { value: 2, withFor: { gemini: { logprobs: true } }, translated: { gemini: 2 } },
   user: { value: 'user-1', translated: { anthropic: 'user-1' } },
   safety_identifier: { value: 'user-1', translated: { anthropic: 'user-1' } },
   prompt_cache_key: { value: 'cache-1' },
@@ -214,7 +216,7 @@ describe('every Chat Completions field is forwarded, translated or refused (READ
         it(`${label} → ${dialect}: ${cell}`, async () => {
           const sample = SAMPLES[label] as Sample
           const value = sample.valueFor?.[dialect] ?? sample.value
-          const fields = structuredClone(sample.with ?? {})
+          const fields = structuredClone({ ...sample.with, ...sample.withFor?.[dialect] })
           if (value !== undefined) put(fields, field, value)
           const { status, text, sent, upstream } = await send(dialect, fields)
           if (cell.startsWith('refused')) {
@@ -446,6 +448,16 @@ describe('every Chat Completions field is forwarded, translated or refused (READ
       })
       expect(unnamed.status, unnamed.text).toBe(200)
     }
+  })
+
+  it('Gemini takes top_logprobs beside logprobs: true only (OpenAI answers 400 without it), naming it, nothing sent; 0 asks for no alternatives', async () => {
+    for (const fields of [{ top_logprobs: 2 }, { logprobs: false, top_logprobs: 2 }]) {
+      expectRefused('gemini', await send('gemini', fields), 'top_logprobs')
+    }
+    const none = await send('gemini', { logprobs: true, top_logprobs: 0 })
+    expect(none.status, none.text).toBe(200)
+    expect(at(none.upstream, 'generationConfig.responseLogprobs')).toBe(true)
+    expect(at(none.upstream, 'generationConfig.logprobs')).toBeUndefined()
   })
 
   it('Anthropic gets user and safety_identifier as one metadata.user_id when they agree, and refuses two different ids', async () => {

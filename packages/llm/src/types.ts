@@ -223,7 +223,8 @@ export interface ChatResponse {
    * The choice's token log probabilities (OpenAI's `choices[0].logprobs`:
    * `{ content, refusal }`, arrays of `{ token, logprob, bytes, top_logprobs }`),
    * as sent, when `extra.logprobs` asked for them; a stream's pieces joined.
-   * OpenAI-compatible dialects only.
+   * OpenAI-compatible dialects, and Gemini (its `logprobsResult` in this
+   * shape); not Anthropic, which has none.
    */
   logprobs?: Logprobs | undefined
 }

@@ -337,7 +337,8 @@ export const chatRequestSchema = z.looseObject({
     ),
   ).nullish(),
   // Forwarded to OpenAI-compatible providers and written back in the answer
-  // (`choices[0].logprobs`); Anthropic and Gemini have none, and refuse `true`.
+  // (`choices[0].logprobs`); Gemini's are translated (`responseLogprobs`,
+  // `logprobsResult`); Anthropic has none, and refuses `true`.
   logprobs: z.boolean({ error: 'expected true or false' }).nullish(),
   top_logprobs: z
     .number(TOP_LOGPROBS)

@@ -46,7 +46,11 @@ export function planAnswer(
   const body = (request.body ?? {}) as {
     stream_options?: { include_usage?: unknown; include_obfuscation?: unknown }
     service_tier?: unknown
-    generationConfig?: { thinkingConfig?: { includeThoughts?: unknown } }
+    generationConfig?: {
+      thinkingConfig?: { includeThoughts?: unknown }
+      responseLogprobs?: unknown
+      logprobs?: unknown
+    }
   }
   const cached = reply.usage?.cachedInputTokens ?? 0
   const cacheCreation = reply.usage?.cacheCreationInputTokens ?? 0
@@ -84,6 +88,7 @@ export function planAnswer(
     streamsInputEagerly: anthropicEagerInput(dialect, request.route, request.body, request.headers),
     includeUsage: body.stream_options?.include_usage === true,
     includeThoughts: body.generationConfig?.thinkingConfig?.includeThoughts === true,
+    logprobs: geminiLogprobsAsked(body.generationConfig),
     // On by default: only an explicit `false` turns it off.
     obfuscation: dialect === 'openai' && body.stream_options?.include_obfuscation !== false,
     serviceTier: SERVED_TIERS.has(body.service_tier) ? String(body.service_tier) : 'default',
@@ -104,6 +109,19 @@ function asksAnthropicThinking(body: unknown): boolean {
   const forced = json?.tool_choice?.type === 'any' || json?.tool_choice?.type === 'tool'
   const type = json?.thinking?.type
   return type === 'enabled' || (type === 'adaptive' && !forced)
+}
+
+/**
+ * Gemini answers `logprobsResult` only to `responseLogprobs: true`, with
+ * `logprobs` (a whole number, at most Gemini's 20) top candidates per step.
+ */
+function geminiLogprobsAsked(
+  config: { responseLogprobs?: unknown; logprobs?: unknown } | undefined,
+): number | undefined {
+  if (config?.responseLogprobs !== true) return undefined
+  return Number.isInteger(config.logprobs)
+    ? Math.min(Math.max(0, config.logprobs as number), 20)
+    : 0
 }
 
 /** Tiers OpenAI serves as asked; `auto`, `default` (or none) are served as `default`. */

@@ -8,11 +8,14 @@ import { asArray, asRecord, get, getRecord } from '../safeJson.js'
  * response: the first candidate's parts in order, adjacent text of one kind
  * (answer or thought) joined as a stream's deltas are, unless the later part
  * carries a signature of its own; the last finish reason, usage and feedback
- * said; the first id and model version. No chunk with a candidate: the first
+ * said; the first id and model version; every chunk's `logprobsResult`
+ * steps in order. No chunk with a candidate: the first
  * chunk, as it is (a blocked prompt's `promptFeedback`).
  */
 export function joinStreamedChunks(chunks: readonly unknown[]): unknown {
   const parts: Record<string, unknown>[] = []
+  // Each chunk's `logprobsResult` holds its own tokens': joined, step by step.
+  let logprobs: { chosenCandidates: unknown[]; topCandidates: unknown[] } | undefined
   let candidate: Record<string, unknown> | undefined
   const joined: Record<string, unknown> = {}
   for (const chunk of chunks) {
@@ -25,6 +28,13 @@ export function joinStreamedChunks(chunks: readonly unknown[]): unknown {
     const first = asRecord(asArray(get(chunk, 'candidates'))[0])
     if (first === undefined) continue
     candidate = { ...candidate, ...first }
+    const result = getRecord(first, 'logprobsResult')
+    if (result !== undefined) {
+      logprobs ??= { chosenCandidates: [], topCandidates: [] }
+      for (const key of ['chosenCandidates', 'topCandidates'] as const) {
+        for (const step of asArray(get(result, key))) logprobs[key].push(step)
+      }
+    }
     for (const part of asArray(get(getRecord(first, 'content'), 'parts'))) {
       const record = asRecord(part)
       if (record === undefined) continue
@@ -36,6 +46,7 @@ export function joinStreamedChunks(chunks: readonly unknown[]): unknown {
   }
   if (candidate === undefined) return chunks[0]
   candidate['content'] = { role: 'model', parts }
+  if (logprobs !== undefined) candidate['logprobsResult'] = logprobs
   joined['candidates'] = [candidate]
   return joined
 }

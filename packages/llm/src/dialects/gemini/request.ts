@@ -10,6 +10,7 @@ import { requestToolSettings } from '../requestToolSettings.js'
 import { argumentsObject } from '../toolArguments.js'
 import { toolChoiceName } from '../toolChoiceName.js'
 import { refuseGeminiFunctionNames } from './functionName.js'
+import { applyGeminiLogprobs } from './logprobs.js'
 import { geminiMajorVersion } from './majorVersion.js'
 import { geminiModelPath } from './modelPath.js'
 import { responsesInCallOrder } from './responsesInCallOrder.js'
@@ -183,10 +184,11 @@ const GENERATION_FIELDS: Readonly<Record<string, string>> = {
  * `responseMimeType` + `responseJsonSchema`, which takes JSON Schema as OpenAI clients write it — `responseSchema` is
  * OpenAPI's subset and refuses `additionalProperties`; `tool_choice` →
  * `toolConfig`; `seed`, penalties; `reasoning_effort` → `thinkingConfig`,
- * the thoughts included, see `geminiThinkingConfig`), kept when they ask for Gemini's default
- * (`n: 1`, `parallel_tool_calls: true`, text `modalities`, `logprobs: false`,
- * `store: false`, `stream_options` without obfuscation); any other throws naming it, so none
- * is dropped silently.
+ * the thoughts included, see `geminiThinkingConfig`; `logprobs`,
+ * `top_logprobs` → `responseLogprobs`, `logprobs`: `applyGeminiLogprobs`),
+ * kept when they ask for Gemini's default (`n: 1`, `parallel_tool_calls:
+ * true`, text `modalities`, `store: false`, `stream_options` without
+ * obfuscation); any other throws naming it, so none is dropped silently.
  */
 function applyExtra(
   extra: Record<string, unknown>,
@@ -214,6 +216,8 @@ function applyExtra(
       refuseStreamOptions(value, 'Gemini')
     } else if (field === 'reasoning_effort') {
       generationConfig['thinkingConfig'] = geminiThinkingConfig(value, model)
+    } else if (field === 'logprobs' || field === 'top_logprobs') {
+      applyGeminiLogprobs(extra, generationConfig)
     } else if (!isDefault(field, value) && !noCallsAnyway(field, value, extra)) {
       throw new InvalidChatRequestError(field, 'Gemini has no equivalent')
     }
@@ -310,7 +314,6 @@ function noCallsAnyway(field: string, value: unknown, extra: Record<string, unkn
 /** A value that asks for what Gemini does anyway. */
 function isDefault(field: string, value: unknown): boolean {
   if (field === 'n') return value === 1
-  if (field === 'logprobs') return value === false
   if (field === 'modalities') return Array.isArray(value) && value.every((m) => m === 'text')
   if (field === 'parallel_tool_calls') return value === true
   // OpenAI's default, which clients send explicitly: nothing stored.

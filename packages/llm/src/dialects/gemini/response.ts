@@ -14,6 +14,7 @@ import { GeneratedCallIds } from '../GeneratedCallIds.js'
 import { markNoAnswer } from '../noAnswer.js'
 import { asArray, asRecord, get, getRecord, getString, parseAnswerJson } from '../safeJson.js'
 import { joinStreamedChunks } from './joinStreamedChunks.js'
+import { geminiLogprobs } from './logprobs.js'
 import { roundedArgs } from './roundedArgs.js'
 
 export const GEMINI_FINISH: Readonly<Record<string, FinishReason>> = {
@@ -192,6 +193,9 @@ export function parseGeminiResponse(body: unknown, meta: ResponseMeta = {}): Cha
     ...(geminiUsageReported(metadata) ? {} : { usageReported: false as const }),
   }
   if (response.finishReason === 'error') response.providerFinishReason = String(reason)
+  // Sent when `responseLogprobs` asked (`extra.logprobs`), in OpenAI's shape.
+  const logprobs = geminiLogprobs(get(candidate, 'logprobsResult'))
+  if (logprobs !== undefined) response.logprobs = logprobs
   // Any string but the unused default is a reason, as in a stream's chunk.
   return markNoAnswer(response, saysFinished(reason))
 }

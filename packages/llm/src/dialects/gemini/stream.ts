@@ -1,10 +1,11 @@
 import { malformedReply, ProviderReplyError } from '../../errors/ProviderReplyError.js'
-import type { StreamEvent } from '../../types.js'
+import type { Logprobs, StreamEvent } from '../../types.js'
 import type { StreamParser } from '../Dialect.js'
 import { GeneratedCallIds } from '../GeneratedCallIds.js'
 import { isBlank } from '../isBlank.js'
 import { asArray, asRecord, get, getRecord, getString, parseAnswerJson } from '../safeJson.js'
 import { normalizeGeminiStreamError } from './errors.js'
+import { geminiLogprobs } from './logprobs.js'
 import {
   geminiFinish,
   geminiParts,
@@ -37,6 +38,8 @@ export function createGeminiStreamParser(): StreamParser {
   let model: string | undefined
   /** The first `responseId` said (every chunk repeats it): named before the finish (`StreamParser.responseId`). */
   let responseId: string | undefined
+  /** Every chunk's `logprobsResult` (each its own tokens'), joined for the finish. */
+  let logprobs: Logprobs | undefined
 
   return {
     get done() {
@@ -82,6 +85,7 @@ export function createGeminiStreamParser(): StreamParser {
           })
         }
       }
+      logprobs = geminiLogprobs(get(candidate, 'logprobsResult'), logprobs)
       const reason = get(candidate, 'finishReason')
       if (typeof reason === 'string' && !done) {
         done = true
@@ -103,6 +107,7 @@ export function createGeminiStreamParser(): StreamParser {
           usage: geminiUsageReported(metadata) ? geminiUsage(metadata) : undefined,
           id: getString(chunk, 'responseId'),
           ...(model === undefined ? {} : { model }),
+          ...(logprobs === undefined ? {} : { logprobs }),
         })
       }
       return out

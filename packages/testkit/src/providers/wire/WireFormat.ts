@@ -61,6 +61,12 @@ export interface AnswerPlan {
    */
   includeThoughts?: boolean
   /**
+   * Gemini: the request set `generationConfig.responseLogprobs: true`; the
+   * number of top candidates it asked per step (`generationConfig.logprobs`,
+   * 0 when unset). Undefined: no `logprobsResult`.
+   */
+  logprobs?: number | undefined
+  /**
    * OpenAI dialect: its stream pads each chunk with `obfuscation` — unless
    * the request set `stream_options.include_obfuscation: false`.
    */

@@ -41,7 +41,7 @@ export const geminiGenerate: WireFormat = {
     const signed = calls[0] ?? parts.at(-1)
     if (plan.signature !== undefined && signed !== undefined)
       signed['thoughtSignature'] = plan.signature
-    return response(plan, parts, usageMetadata(plan))
+    return response(plan, parts, usageMetadata(plan), logprobsResult(plan, plan.textTokens, 0))
   },
 
   frames(plan) {
@@ -51,8 +51,8 @@ export const geminiGenerate: WireFormat = {
     // generated up to it), capped by the final counts a reply may set.
     let thoughts = 0
     let candidates = 0
-    const chunk = (parts: unknown[], last: boolean): string =>
-      `data: ${stringifyWithRaw(response(plan, parts, last ? final : runningUsage(plan, thoughts, candidates)))}\r\n\r\n`
+    const chunk = (parts: unknown[], last: boolean, logprobs?: unknown): string =>
+      `data: ${stringifyWithRaw(response(plan, parts, last ? final : runningUsage(plan, thoughts, candidates), logprobs))}\r\n\r\n`
     // Gemini sends a function call whole, in one chunk; the first one is
     // signed. Without one, the last part the model streams is.
     const calls = wholeCalls(plan).map(functionCallPart)
@@ -77,7 +77,8 @@ export const geminiGenerate: WireFormat = {
       const part: Record<string, unknown> = { text: t }
       const last = i === plan.textTokens.length - 1
       if (last && signature !== undefined) part['thoughtSignature'] = signature
-      frames.push({ text: chunk([part], false), token: true })
+      // Each chunk's `logprobsResult` holds the steps of its own tokens.
+      frames.push({ text: chunk([part], false, logprobsResult(plan, [t], i)), token: true })
     })
     // A signature with no part to ride on (thoughts not sent, no text): an empty text part.
     const unsigned =
@@ -136,7 +137,7 @@ const NO_ARGUMENTS = '{}'
  * spec/lib/completions/endpoints/gemini_spec.rb, gemini-1.5-pro-002); the
  * fake follows the current models, as it does for `candidatesTokensDetails`.
  */
-function response(plan: AnswerPlan, parts: unknown[], usage: UsageMetadata) {
+function response(plan: AnswerPlan, parts: unknown[], usage: UsageMetadata, logprobs?: unknown) {
   // A chunk with no parts has no `parts` key at all (proto3 JSON leaves an
   // empty repeated field out): the closing "done + usage" chunk of a stream
   // is `content: {role: 'model'}` with the finishReason — pydantic/pydantic-ai#2631
@@ -145,6 +146,7 @@ function response(plan: AnswerPlan, parts: unknown[], usage: UsageMetadata) {
   const content = parts.length > 0 ? { parts, role: 'model' } : { role: 'model' }
   const candidate: Record<string, unknown> = { content }
   if (usage.final) candidate['finishReason'] = FINISH[plan.finishReason]
+  if (logprobs !== undefined) candidate['logprobsResult'] = logprobs
   candidate['index'] = 0
   const { final: _, ...usageMetadata } = usage
   return {
@@ -254,4 +256,45 @@ interface UsageMetadata {
 interface ModalityTokenCount {
   modality: 'TEXT'
   tokenCount: number
+}
+
+/**
+ * The candidate's `logprobsResult` for `tokens` (the answer's text tokens
+ * from `first` on), when the request set `responseLogprobs`
+ * (ai.google.dev/api/generate-content#LogprobsResult): per decoding step
+ * the chosen token (`chosenCandidates`) and, when `logprobs` asked for
+ * some, that many top candidates (`topCandidates[].candidates`, the chosen
+ * one first, sorted by log probability). The figures are made up but fixed:
+ * the same answer gives the same ones. Thoughts have none.
+ */
+function logprobsResult(
+  plan: AnswerPlan,
+  tokens: readonly string[],
+  first: number,
+): Record<string, unknown> | undefined {
+  if (plan.logprobs === undefined || tokens.length === 0) return undefined
+  const top = plan.logprobs
+  const chosen = tokens.map((token, i) => candidate(token, -0.05 * (((first + i) % 7) + 1)))
+  return {
+    ...(top > 0
+      ? {
+          topCandidates: chosen.map((c) => ({
+            candidates: [
+              c,
+              ...Array.from({ length: top - 1 }, (_, k) =>
+                candidate(`${c.token}~${k + 1}`, c.logProbability - (k + 1)),
+              ),
+            ],
+          })),
+        }
+      : {}),
+    chosenCandidates: chosen,
+  }
+}
+
+/** One `LogprobsResult.Candidate`: a token, an id made from it, its log probability. */
+function candidate(token: string, logProbability: number) {
+  let tokenId = 0
+  for (const char of token) tokenId = (tokenId * 31 + (char.codePointAt(0) ?? 0)) % 262_144
+  return { token, tokenId, logProbability: Math.round(logProbability * 1e4) / 1e4 }
 }
