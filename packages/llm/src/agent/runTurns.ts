@@ -523,15 +523,21 @@ class RunBounds {
       const controller = new AbortController()
       this.#controller = controller
       // Aborted by the deadline or the signal, with its reason, as by `fail`.
-      for (const source of [this.deadline?.signal, this.#signal]) {
-        if (source === undefined) continue
-        if (source.aborted) {
-          controller.abort(source.reason)
-          break
+      // The deadline heard through `onDone` (at once when it has ended), not
+      // an abort listener on its signal: a dozen runs under one request's
+      // deadline added one each, and Node warned of an EventTarget leak
+      // (MaxListenersExceededWarning), as guard's did.
+      if (this.deadline !== undefined) {
+        this.#unlink.push(this.deadline.onDone((reason) => controller.abort(reason)))
+      }
+      const source = this.#signal
+      if (source !== undefined && !controller.signal.aborted) {
+        if (source.aborted) controller.abort(source.reason)
+        else {
+          const follow = () => controller.abort(source.reason)
+          source.addEventListener('abort', follow, { once: true })
+          this.#unlink.push(() => source.removeEventListener('abort', follow))
         }
-        const follow = () => controller.abort(source.reason)
-        source.addEventListener('abort', follow, { once: true })
-        this.#unlink.push(() => source.removeEventListener('abort', follow))
       }
     }
     return this.#controller.signal

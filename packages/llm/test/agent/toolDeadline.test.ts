@@ -1,3 +1,4 @@
+import { getEventListeners } from 'node:events'
 import {
   currentDeadline,
   Deadline,
@@ -228,6 +229,43 @@ describe('runTurns: a tool does not outlive the run', () => {
     await flush()
     expect(fourth.run.value?.response.text).toBe('answer: found')
     expect(invocations).toBe(1)
+  })
+})
+
+describe('runTurns under one request deadline', () => {
+  it('a dozen runs at once add no abort listener to the deadline’s signal (Node warned of an EventTarget leak at 11); its end still stops each', async () => {
+    const deadline = Deadline.after(60_000)
+    let started = 0
+    let allStarted!: () => void
+    const twelve = new Promise<void>((resolve) => {
+      allStarted = resolve
+    })
+    const signals: AbortSignal[] = []
+    const runs = runWithDeadline(deadline, () =>
+      Array.from({ length: 12 }, (_, i) =>
+        runTurns({
+          operationId: `fan-out-${i}`,
+          messages: [{ role: 'user', content: 'hi' }],
+          tools: {},
+          store: new MemorySideEffectStore(),
+          // A model call still running, told the run's signal.
+          call: (_messages, { signal }) => {
+            signals.push(signal)
+            if (++started === 12) allStarted()
+            return new Promise<ChatResponse>(() => {})
+          },
+        }),
+      ),
+    )
+    await twelve
+    expect(getEventListeners(deadline.signal, 'abort')).toHaveLength(0)
+    const reason = new Error('the client left')
+    deadline.cancel(reason)
+    expect(signals.map((s) => s.reason)).toEqual(Array(12).fill(reason))
+    const settled = await Promise.allSettled(runs)
+    expect(settled.map((r) => (r.status === 'rejected' ? r.reason : r.status))).toEqual(
+      Array(12).fill(reason),
+    )
   })
 })
 
