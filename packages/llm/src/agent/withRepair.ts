@@ -1,4 +1,5 @@
 import { cutText, endedBy, isAbortError } from '@hourglass/core'
+import { refuseUnknownNames } from '../call/unknownOptionNames.js'
 import { describeError } from '../errors/describeError.js'
 import { RepairFailedError } from '../errors/RepairFailedError.js'
 import { wholeNumberUpTo } from '../retry/checkNumber.js'
@@ -30,6 +31,14 @@ export interface RepairOptions {
   /** The user message of a repair turn. Default: names the error and asks for a corrected answer. */
   repairPrompt?: ((error: unknown, repair: number) => string) | undefined
 }
+
+const REPAIR_OPTION_NAMES: ReadonlySet<string> = new Set(
+  Object.keys({
+    messages: true,
+    maxRepairs: true,
+    repairPrompt: true,
+  } satisfies Record<keyof RepairOptions, true>),
+)
 
 export interface Repaired<T> {
   value: T
@@ -70,6 +79,8 @@ export async function withRepair<T>(
   // brought by more (callModel's attempts stop at 10 too), so anything
   // past 10 — or a count that is no whole number — is refused, not read
   // as some other count.
+  // `maxRepair: 0` (meaning no repair) paid for three answers: refused, naming the one meant.
+  refuseUnknownNames(options, REPAIR_OPTION_NAMES, 'withRepair()')
   wholeNumberUpTo('withRepair', 'maxRepairs', options.maxRepairs, MAX_REPAIRS)
   const maxRepairs = options.maxRepairs ?? 2
   const prompt = options.repairPrompt ?? defaultRepairPrompt

@@ -108,6 +108,17 @@ describe('withRepair', () => {
     expect(calls).toBe(1)
   })
 
+  it('refuses an option name it does not read (maxRepair: 0, meant as no repair) before calling the model', async () => {
+    let calls = 0
+    const error = await withRepair(async () => answer(`${calls++}`), parseAge, {
+      messages: history,
+      maxRepair: 0,
+    } as never).catch((e: unknown) => e)
+    expect(error).toBeInstanceOf(TypeError)
+    expect(String(error)).toMatch(/unknown option "maxRepair" \(did you mean maxRepairs\?\)/)
+    expect(calls).toBe(0)
+  })
+
   it('refuses a NaN maxRepairs before calling the model: it would never stop paying for repair turns', async () => {
     let calls = 0
     const call = async () => {
