@@ -9,7 +9,7 @@ import type { ErrorReply, ProviderDialect, ProviderRoute } from './types.js'
  * - a message other than a final assistant one with no content (`""`,
  *   `[]`): "messages.N: all messages must have non-empty content except for
  *   the optional final assistant message" (anthropics/claude-code#4416);
- * - a text block that is empty, or only whitespace: "messages: text content
+ * - a text block that is empty, or only whitespace (a string content too): "messages: text content
  *   blocks must be non-empty" (anthropics/claude-code#59812), "messages:
  *   text content blocks must contain non-whitespace text" (#23440);
  * - a `tool_result` with `is_error: true` and no content: "messages.N.
@@ -38,6 +38,12 @@ export function anthropicContentRefused(
       return refuse(
         `messages.${i}: all messages must have non-empty content except for the optional final assistant message`,
       )
+    }
+    // A string is read as one text block: blank, it is refused as a blank
+    // block is (a user message of "\n"; the final assistant one falls to the
+    // trailing-whitespace rule below).
+    if (typeof content === 'string' && content !== '' && content.trim() === '' && !finalAssistant) {
+      return refuse('messages: text content blocks must contain non-whitespace text')
     }
     if (!Array.isArray(content)) continue
     for (const [j, block] of content.entries()) {

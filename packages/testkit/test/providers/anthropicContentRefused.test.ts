@@ -33,6 +33,19 @@ const call = {
 }
 
 describe('Anthropic refuses content it cannot read', () => {
+  it('a string content that is only whitespace, but a final assistant one: read as a blank text block', async () => {
+    const blank = 'messages: text content blocks must contain non-whitespace text'
+    expect(await send([{ role: 'user', content: '\n' }])).toEqual({ status: 400, message: blank })
+    expect(
+      await send([
+        { role: 'user', content: 'hi' },
+        { role: 'assistant', content: ' \n' },
+        { role: 'user', content: 'go' },
+      ]),
+    ).toEqual({ status: 400, message: blank })
+    expect((await send([{ role: 'user', content: ' hi ' }])).status).toBe(200)
+  })
+
   it('a message with no content, but a final assistant one: "all messages must have non-empty content…"', async () => {
     expect(await send([{ role: 'user', content: '' }])).toEqual({
       status: 400,
