@@ -98,20 +98,12 @@ describe('runTurns: a tool’s value the model reads', () => {
     )
   })
 
-  it('a tool failing with an error without a message: the model reads its code and inner errors, not an empty result', async () => {
-    const refused = (address: string) =>
-      Object.assign(new Error(`connect ECONNREFUSED ${address}`), { code: 'ECONNREFUSED' })
-    const thrown: unknown[] = [
-      // What Node's net throws when every address of a host refuses.
-      Object.assign(new AggregateError([refused('::1:80'), refused('127.0.0.1:80')], ''), {
-        code: 'ECONNREFUSED',
-      }),
-      new Error(),
-    ]
+  /** What the model reads of each value a tool throws, one run each. */
+  async function readOfThrown(thrown: unknown[]): Promise<string[]> {
     const read: string[] = []
     for (const [i, error] of thrown.entries()) {
       const result = await runTurns({
-        operationId: `empty-error-${i}`,
+        operationId: `thrown-${i}`,
         messages: [{ role: 'user', content: 'email Ana' }],
         call: model,
         store: new MemorySideEffectStore(),
@@ -125,6 +117,19 @@ describe('runTurns: a tool’s value the model reads', () => {
       expect(block.isError).toBe(true)
       read.push(block.content)
     }
+    return read
+  }
+
+  it('a tool failing with an error without a message: the model reads its code and inner errors, not an empty result', async () => {
+    const refused = (address: string) =>
+      Object.assign(new Error(`connect ECONNREFUSED ${address}`), { code: 'ECONNREFUSED' })
+    const read = await readOfThrown([
+      // What Node's net throws when every address of a host refuses.
+      Object.assign(new AggregateError([refused('::1:80'), refused('127.0.0.1:80')], ''), {
+        code: 'ECONNREFUSED',
+      }),
+      new Error(),
+    ])
     expect(read).toEqual([
       'ECONNREFUSED: connect ECONNREFUSED ::1:80; connect ECONNREFUSED 127.0.0.1:80',
       'the tool failed (Error)',
@@ -132,28 +137,11 @@ describe('runTurns: a tool’s value the model reads', () => {
   })
 
   it('a tool failing with an error whose message cannot be read, or a revoked Proxy: the model reads that, not "an object"', async () => {
-    const thrown: unknown[] = [
+    const read = await readOfThrown([
       unreadableValues['an Error whose message getter throws']?.(),
       Object.assign(new Error('x'), { message: { text: 'not a string' } }),
       unreadableValues['a revoked Proxy']?.(),
-    ]
-    const read: string[] = []
-    for (const [i, error] of thrown.entries()) {
-      const result = await runTurns({
-        operationId: `unreadable-error-${i}`,
-        messages: [{ role: 'user', content: 'email Ana' }],
-        call: model,
-        store: new MemorySideEffectStore(),
-        tools: {
-          send: () => {
-            throw error
-          },
-        },
-      })
-      const block = toolResult(result.messages)
-      expect(block.isError).toBe(true)
-      read.push(block.content)
-    }
+    ])
     expect(read).toEqual([
       'an error whose message cannot be read',
       'an error whose message cannot be read',
