@@ -42,6 +42,14 @@ export interface AttemptTimings {
 
 export interface AttemptInit {
   deadline: Deadline | undefined
+  /**
+   * Under a budget on trial (an observe-only `deadline`): the enforcing
+   * deadline above it as the call found it when it began
+   * (`OutboundCall.bound`). A trial disposed since bounds nothing new, but
+   * this attempt — a retry, a redirect hop — is still the call's, bounded
+   * and ended by that one. Undefined: read off `deadline` alone.
+   */
+  bound?: Deadline | undefined
   signal: AbortSignal | undefined
   limits: PhaseLimits
   clock: Clock
@@ -220,7 +228,7 @@ export class Attempt {
       // a limit of 0. So the attempt hears that ancestor too, under trials
       // only. Assigned before it subscribes: one already ended finishes the
       // attempt at once, and finish() releases the trial's hook.
-      const enforced = deadline.observe ? boundingDeadline(deadline) : undefined
+      const enforced = deadline.observe ? (boundingDeadline(deadline) ?? init.bound) : undefined
       if (enforced !== undefined && enforced !== deadline && !this.done) {
         const offTrial = this.#offDeadline
         // Kept for the attempt's life: work in flight keeps the bound it
@@ -275,7 +283,7 @@ export class Attempt {
    * of it and what the enforcing deadline leaves; Infinity for neither.
    */
   budgetMs(limitMs: number): number {
-    const enforced = boundingDeadline(this.init.deadline)
+    const enforced = this.#enforced()
     const left = enforced ? this.#left(enforced, this.init.clock.now()) : Number.POSITIVE_INFINITY
     return limitMs > 0 ? Math.min(limitMs, left) : left
   }
@@ -572,7 +580,27 @@ export class Attempt {
     if (!deadline) return cause
     if (deadline.reason !== undefined) return deadline.reason
     // A budget on trial is ended by the enforcing deadline above it: that one's expiry.
-    return expiryError(boundingDeadline(deadline) ?? deadline, { cause })
+    return expiryError(boundingDeadline(deadline) ?? this.init.bound ?? deadline, { cause })
+  }
+
+  /**
+   * The deadline that enforces this attempt's time: `boundingDeadline` of
+   * its own, or — a trial disposed since its call began — the bound the
+   * call began under (`AttemptInit.bound`).
+   */
+  #enforced(): Deadline | undefined {
+    return boundingDeadline(this.init.deadline) ?? this.init.bound
+  }
+
+  /**
+   * The deadline whose time this attempt tells the next hop: its own, or —
+   * a trial disposed since its call began, which would tell none — the
+   * bound the call began under. Its own while it bounds: a live trial's
+   * header is written off it (core's `writeDeadline`), as before.
+   */
+  get sentUnder(): Deadline | undefined {
+    const { deadline, bound } = this.init
+    return bound !== undefined && boundingDeadline(deadline) === undefined ? bound : deadline
   }
 
   #arm(now: number): void {
@@ -588,7 +616,7 @@ export class Attempt {
     // trial alone, a phase limit past that expiry was armed as if nothing
     // bounded it, and one due with it failed as the phase's timeout, not the
     // deadline's expiry.
-    const enforced = boundingDeadline(this.init.deadline)
+    const enforced = this.#enforced()
     const remaining = enforced ? this.#left(enforced, now) : Number.POSITIVE_INFINITY
     if (own <= 0 || own >= remaining) {
       // The deadline (or nothing) bounds this phase, and will until it ends
@@ -648,7 +676,7 @@ export class Attempt {
     if (this.state !== phase) return
     const now = this.init.clock.now()
     // Disposed, it reads as a deadline that never expires: no time left to bound by.
-    const enforced = boundingDeadline(this.init.deadline)
+    const enforced = this.#enforced()
     // Ended, and this attempt never heard it: a trial disposed after its
     // observed expiry is no longer its parent's child, and the attempt
     // listens to the trial alone. Ended by it now, as its timed twin is.

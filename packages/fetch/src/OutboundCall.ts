@@ -1,5 +1,11 @@
 import type { AsyncResource } from 'node:async_hooks'
-import { type Clock, type Deadline, isDeadlineExceeded, wait } from '@hourglass/core'
+import {
+  boundingDeadline,
+  type Clock,
+  type Deadline,
+  isDeadlineExceeded,
+  wait,
+} from '@hourglass/core'
 import { Attempt, type AttemptInit } from './Attempt.js'
 import { dispatchEventUrl, dispatchUrl, publishRetry, publishRetrySkipped } from './channels.js'
 import { checkDeadline } from './deadlineOption.js'
@@ -79,6 +85,7 @@ export class RetryWaits {
  */
 class CallAttemptInit implements AttemptInit {
   readonly deadline: Deadline | undefined
+  readonly bound: Deadline | undefined
   readonly signal: AbortSignal | undefined
   readonly limits: PhaseLimits
   readonly clock: Clock
@@ -96,8 +103,10 @@ class CallAttemptInit implements AttemptInit {
     number: number,
     hop: RedirectHop | undefined,
     retryReason: string | undefined,
+    bound: Deadline | undefined,
   ) {
     this.#call = call
+    this.bound = bound
     // A redirect hop is part of its attempt, not a retry of its own.
     this.retryReason = hop === undefined ? retryReason : undefined
     this.#hop = hop
@@ -185,10 +194,31 @@ export class OutboundCall {
    */
   readonly #scope: AsyncResource | undefined
 
+  /**
+   * Under a budget on trial (an observe-only deadline, `parent.child(500,
+   * { observe: true })`): the enforcing deadline above it, as the call
+   * found it when it began. The whole call keeps it — every retry and
+   * redirect hop, its refusal, its retry plan, its header and its waits: a
+   * trial disposed while the call runs (`return fetch(url, { deadline:
+   * trial })` from a `using` scope) no longer hears its parent, and read
+   * again per attempt, a retry or hop after the dispose ran as under no
+   * deadline — sent after the client left, never ended under a limit of 0.
+   * Undefined otherwise (no lookup for an enforcing deadline): a call begun
+   * after such a dispose runs as under no deadline, as core says.
+   */
+  readonly #bound: Deadline | undefined
+
   constructor(init: OutboundCallInit, scope?: AsyncResource) {
     this.#scope = scope
     checkDeadline(init.deadline)
     this.init = init
+    const { deadline } = init
+    this.#bound = deadline?.observe === true ? boundingDeadline(deadline) : undefined
+  }
+
+  /** The enforcing deadline the call began under, when its own is a budget on trial (see `#bound`). */
+  get bound(): Deadline | undefined {
+    return this.#bound
   }
 
   /**
@@ -213,7 +243,7 @@ export class OutboundCall {
    */
   attempt(number: number, hop?: RedirectHop): Attempt {
     const reason = number > 1 ? this.#retryReason : undefined
-    const attempt = new Attempt(new CallAttemptInit(this.init, number, hop, reason))
+    const attempt = new Attempt(new CallAttemptInit(this.init, number, hop, reason, this.#bound))
     const onAttempt = this.init.onAttempt
     if (onAttempt) onAttempt(attempt)
     return attempt
@@ -245,6 +275,7 @@ export class OutboundCall {
       replayable: init.replayable,
       used: this.#used,
       deadline: init.deadline,
+      bound: this.#bound,
       minBudgetMs: init.config.minBudgetMs,
     })
     if (decision.retry && init.waiting?.ended === true) {
@@ -403,12 +434,13 @@ export class OutboundCall {
     if (this.#stopped !== undefined) return this.#stopped
     const { signal, deadline, config } = this.init
     if (signal?.aborted) return signal.reason
-    return noBudgetError(deadline, config.minBudgetMs)
+    return noBudgetError(deadline, config.minBudgetMs, this.#bound)
   }
 
   async #pause(ms: number): Promise<void> {
     if (this.#stopped !== undefined) return // stopped before the wait began: the next step refuses
     const { deadline, signal, config } = this.init
+    const bound = this.#bound
     await wait(ms, {
       // An observe-only deadline too: wait ends on its cancel alone, never
       // on its observed expiry (its onDone hears no expiry).
@@ -417,8 +449,19 @@ export class OutboundCall {
       clock: clockFor(config, deadline?.clock),
       wakeOn: (wake) => {
         this.#wake = wake
+        // A trial disposed since the call began no longer hears the bound
+        // it began under: its end wakes the wait, and the next step refuses
+        // (`#refusal`). While the trial lives, that end cancels it, which
+        // ends the wait as before.
+        const offBound =
+          bound === undefined
+            ? undefined
+            : bound.onDone(() => {
+                if (boundingDeadline(deadline) === undefined) wake()
+              })
         return () => {
           this.#wake = undefined
+          offBound?.()
         }
       },
     })

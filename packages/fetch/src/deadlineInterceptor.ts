@@ -113,7 +113,11 @@ export function interceptorFor(config: ResolvedOptions): Dispatcher.DispatcherCo
       // retry are refused so (OutboundCall's `#refusal`): the hop is too,
       // before it is announced or sent, as if the deadline had ended.
       if (redirect > 0 && attempt.reason === undefined) {
-        const spent = noBudgetError(fetchAttempt.call.init.deadline, config.minBudgetMs)
+        const spent = noBudgetError(
+          fetchAttempt.call.init.deadline,
+          config.minBudgetMs,
+          fetchAttempt.call.bound,
+        )
         if (spent !== undefined) attempt.abort(spent)
       }
       fetchAttempt.started(attempt)

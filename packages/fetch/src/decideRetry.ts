@@ -1,4 +1,5 @@
 import {
+  boundingDeadline,
   DEADLINE_EXPIRED_HEADER,
   type Deadline,
   enforcedRemaining,
@@ -49,6 +50,13 @@ export interface RetryState {
   /** Rules already used once: each rule retries at most once per call. */
   used: Set<string>
   deadline: Deadline | undefined
+  /**
+   * Under a budget on trial: the enforcing deadline the call began under
+   * (`OutboundCall.bound`), which plans its retries once the trial is
+   * disposed: it then bounds nothing, and read off it alone a retry was
+   * planned as if no time ran out.
+   */
+  bound?: Deadline | undefined
   minBudgetMs: number
 }
 
@@ -161,7 +169,11 @@ export function decideRetry(outcome: Outcome, state: RetryState): RetryDecision 
   if (state.used.has(rule)) return no('already-retried')
   if (!state.replayable) return no('body-not-replayable')
   // An observe-only deadline decides nothing: dark mode retries as without it.
-  const left = enforcedRemaining(state.deadline)
+  // A trial disposed since the call began: the bound it began under (`bound`).
+  const left =
+    state.bound === undefined
+      ? enforcedRemaining(state.deadline)
+      : (boundingDeadline(state.deadline) ?? state.bound).remaining()
   // Nothing at all left once the wait is over (`minBudgetMs: 0`, a
   // Retry-After that ends exactly at the deadline): the wait would end with
   // the deadline, and the retry it announced could never be sent — the

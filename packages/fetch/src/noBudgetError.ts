@@ -12,11 +12,19 @@ import { boundingDeadline, type Deadline, expiryError } from '@hourglass/core'
  * enforcing one decides, as it would for a call made under it: read off the
  * trial alone, a call the request had 3 ms left for (or none, its timer not
  * yet run) was sent anyway, for an answer nobody would wait for.
+ *
+ * `began` is that enforcing one as the call found it when it began
+ * (`OutboundCall.bound`): a trial disposed since then bounds nothing new,
+ * but the call's next attempt or hop is still the call's, bounded by it.
  */
-export function noBudgetError(deadline: Deadline | undefined, minBudgetMs: number): unknown {
+export function noBudgetError(
+  deadline: Deadline | undefined,
+  minBudgetMs: number,
+  began?: Deadline,
+): unknown {
   if (!deadline) return undefined
   if (deadline.done && deadline.reason !== undefined) return deadline.reason
-  const bound = boundingDeadline(deadline)
+  const bound = boundingDeadline(deadline) ?? began
   if (!bound) return undefined
   if (bound.done) return bound.reason
   const left = bound.remaining()

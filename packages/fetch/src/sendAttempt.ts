@@ -34,7 +34,8 @@ export function sendAttempt(
   handler: Dispatcher.DispatchHandler,
   attempt: Attempt,
 ): boolean {
-  const { headers, headerMs } = withDeadlineHeader(opts.headers, attempt.init.deadline)
+  const deadline = attempt.sentUnder
+  const { headers, headerMs } = withDeadlineHeader(opts.headers, deadline)
   attempt.dispatched(headerMs)
   attempt.uploads = carriesBody(opts.body)
   const sent = attemptOptions(opts, headers)
@@ -46,7 +47,6 @@ export function sendAttempt(
   // sends these options again after a back-off, or builds its request only
   // after a lookup — as what is left then; once the attempt is over, as
   // what went out last (`0` if the deadline ended it).
-  const deadline = attempt.init.deadline
   if (headerMs !== undefined && deadline !== undefined) {
     keepDeadlineHeaderCurrent(headers, deadline)
     attempt.onFinish((ended) => settleDeadlineHeader(headers, deadline, ended.error))

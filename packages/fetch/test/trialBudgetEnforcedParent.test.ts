@@ -1,5 +1,5 @@
 import { Deadline, isDeadlineExceeded, isExpiryOf, ManualClock } from '@hourglass/core'
-import { type FaultServer, faultServer } from '@hourglass/testkit'
+import { type Fault, type FaultPlan, type FaultServer, faultServer } from '@hourglass/testkit'
 import { Agent, request } from 'undici'
 import { afterEach, describe, expect, it } from 'vitest'
 import {
@@ -8,7 +8,7 @@ import {
   deadlineInterceptor,
   HeadersTimeoutError,
 } from '../src/index.js'
-import { rejection } from './helpers.js'
+import { nextRetry, rejection } from './helpers.js'
 
 // A budget on trial inside an enforced request — an observe-only child of
 // an enforcing deadline, `req.deadline.child(100, { observe: true })`, as
@@ -120,5 +120,102 @@ describe('a call under a budget on trial is refused as under the enforcing deadl
     expect(error).not.toBeInstanceOf(HeadersTimeoutError)
     expect(isDeadlineExceeded(error)).toBe(true)
     expect(isExpiryOf(error, request)).toBe(true)
+  })
+})
+
+// A trial disposed while its call runs — `return fetch(url, { deadline:
+// trial })` from a `using` scope, without await — no longer hears the
+// request above it, and core reads it as bounding nothing. The call in
+// flight still belongs to the request: not only its first attempt, but a
+// retry or a redirect hop made after the dispose. Read again per attempt,
+// those ran as under no deadline: never ended under a limit of 0 after the
+// request expired or its client left, a retry sent 1 s after the client
+// left, a hop sent with no x-deadline-remaining-ms.
+describe('a trial disposed while its call runs: retries and hops still belong to the call', () => {
+  /** An enforced request with 5 s left and a live trial of 500 ms in it. */
+  function liveTrial() {
+    const clock = new ManualClock()
+    const request = Deadline.after(5000, { clock })
+    const trial = request.child(500, { observe: true })
+    open.push({
+      close: async () => {
+        trial.dispose()
+        request.dispose()
+      },
+    })
+    return { clock, request, trial }
+  }
+
+  /** The first request disposes the trial as it arrives (the call in flight) and is answered `first`; the rest hang. */
+  function disposingAt(trial: Deadline, first: Fault): FaultPlan {
+    return (_, index) => {
+      if (index > 0) return { type: 'hang' }
+      trial.dispose()
+      return first
+    }
+  }
+
+  it('createFetch: a retry sent after the dispose ends at the request’s expiry (headersTimeoutMs 0)', async () => {
+    const { clock, request, trial } = liveTrial()
+    const up = await upstream(
+      disposingAt(trial, { type: 'retry-after', status: 503, retryAfter: 0 }),
+    )
+    const fetch = fetcher({ headersTimeoutMs: 0, retry: { statuses: [503] } })
+    const pending = rejection(fetch(up.url, { deadline: trial }))
+    await up.request(1)
+    clock.advance(5000)
+    const error = await pending
+    expect(isExpiryOf(error, request)).toBe(true)
+    expect(up.records).toHaveLength(2)
+  })
+
+  it('the interceptor (undici.request): a retry sent after the dispose ends when the client leaves', async () => {
+    const { request: enforced, trial } = liveTrial()
+    const up = await upstream(
+      disposingAt(trial, { type: 'retry-after', status: 503, retryAfter: 0 }),
+    )
+    const agent = new Agent({ connect: createConnector(), headersTimeout: 0, bodyTimeout: 0 })
+    open.push(agent)
+    const dispatcher = agent.compose(
+      deadlineInterceptor({ headersTimeoutMs: 0, retry: { statuses: [503] } }),
+    )
+    const pending = rejection(request(up.url, { dispatcher, deadline: trial } as never))
+    await up.request(1)
+    const left = new Error('client left')
+    enforced.cancel(left)
+    expect(await pending).toBe(left)
+    expect(up.records).toHaveLength(2)
+  })
+
+  it('the request cancelled during the Retry-After wait: no retry is sent, and the wait’s timer is released', async () => {
+    const { clock, request: enforced, trial } = liveTrial()
+    const up = await upstream(
+      disposingAt(trial, { type: 'retry-after', status: 503, retryAfter: 1 }),
+    )
+    const fetch = fetcher({ retry: { statuses: [503] } })
+    const retried = nextRetry()
+    const pending = rejection(fetch(up.url, { deadline: trial }))
+    expect((await retried).delayMs).toBe(1000)
+    const left = new Error('client left')
+    enforced.cancel(left)
+    expect(await pending).toBe(left)
+    clock.advance(1000)
+    expect(up.records).toHaveLength(1)
+    expect(clock.pendingTimers).toBe(0)
+  })
+
+  it('createFetch: a redirect hop after the dispose carries what the request has left, and ends with it', async () => {
+    const { request: enforced, trial } = liveTrial()
+    const up = await upstream(
+      disposingAt(trial, { type: 'respond', status: 307, headers: { location: '/b' } }),
+    )
+    const fetch = fetcher({ headersTimeoutMs: 0 })
+    const pending = rejection(fetch(`${up.url}/a`, { deadline: trial }))
+    await up.request(1)
+    const left = new Error('client left')
+    enforced.cancel(left)
+    expect(await pending).toBe(left)
+    // The first while the trial lived (its own 500 ms), the hop the request's.
+    expect(up.records.map((r) => r.headers['x-deadline-remaining-ms'])).toEqual(['500', '5000'])
   })
 })
