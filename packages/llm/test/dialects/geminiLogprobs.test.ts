@@ -43,6 +43,24 @@ describe('Gemini log probabilities', () => {
     expect(config({ logprobs: false })).toEqual({ maxOutputTokens: 64 })
   })
 
+  it.each([
+    [{ logprobs: 5 }, 'logprobs'],
+    [{ logprobs: 'true' }, 'logprobs'],
+    [{ logprobs: true, top_logprobs: '3' }, 'top_logprobs'],
+    [{ logprobs: true, top_logprobs: -1 }, 'top_logprobs'],
+    [{ logprobs: true, top_logprobs: 2.5 }, 'top_logprobs'],
+    [{ logprobs: true, top_logprobs: 21 }, 'top_logprobs'],
+  ])('%o is refused naming %s, not sent as nothing', (extra, field) => {
+    let thrown: unknown
+    try {
+      gemini.buildRequest(request(extra), 'gemini-2.5-flash')
+    } catch (error) {
+      thrown = error
+    }
+    expect(thrown).toBeInstanceOf(InvalidChatRequestError)
+    expect((thrown as InvalidChatRequestError).field).toBe(field)
+  })
+
   it('top_logprobs without logprobs: true is refused naming it, as OpenAI answers 400', () => {
     for (const extra of [{ top_logprobs: 2 }, { logprobs: false, top_logprobs: 2 }]) {
       let thrown: unknown

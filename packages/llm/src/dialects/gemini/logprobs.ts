@@ -14,7 +14,15 @@ export function applyGeminiLogprobs(
   extra: Record<string, unknown>,
   generationConfig: Record<string, unknown>,
 ): void {
-  const asked = extra['logprobs'] === true
+  // Any other value throws naming it, as every field of `extra` a dialect
+  // reads: `logprobs: 5` (the legacy Completions style) or `'true'` was
+  // sent as nothing, and a `top_logprobs` of `'3'` or -1 lost the
+  // alternatives without a word.
+  const logprobs = extra['logprobs']
+  if (logprobs !== undefined && logprobs !== null && typeof logprobs !== 'boolean') {
+    throw new InvalidChatRequestError('logprobs', 'expected true or false')
+  }
+  const asked = logprobs === true
   if (asked) generationConfig['responseLogprobs'] = true
   const top = extra['top_logprobs']
   if (top === undefined || top === null) return
@@ -24,7 +32,10 @@ export function applyGeminiLogprobs(
       'Gemini takes it only beside logprobs: true (OpenAI answers 400 without it)',
     )
   }
-  if (typeof top === 'number' && top > 0) generationConfig['logprobs'] = top
+  if (!Number.isInteger(top) || (top as number) < 0 || (top as number) > 20) {
+    throw new InvalidChatRequestError('top_logprobs', 'expected a whole number from 0 to 20')
+  }
+  if ((top as number) > 0) generationConfig['logprobs'] = top
 }
 
 /**
