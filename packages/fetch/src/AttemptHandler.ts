@@ -510,8 +510,13 @@ export class ControllerView implements Controller {
       // unless that signal handed on the deadline's end (`stopByCaller`).
       // createFetch's view (no call) is also undici's fetch stopping a
       // request that failed (a corrupt encoding): it is told by its body.
-      this.attempt?.stopByCaller(reason)
-      this.#call.stop(reason)
+      // Not when it is undici refusing the upstream's answer midway (an
+      // interceptor above ours: decompress's corrupt or oversized body):
+      // the upstream's failure, as at its headers (`refusedByCaller`).
+      if (!refusesUpstream(reason)) {
+        this.attempt?.stopByCaller(reason)
+        this.#call.stop(reason)
+      }
     }
     // The request in flight, through whichever handler API it speaks, even
     // when its attempt is already over: createFetch ends a retried answer's
@@ -622,7 +627,7 @@ function isTimeout(error: unknown): boolean {
 }
 
 /** The statuses undici's redirect interceptor follows, and throws its refusals at. */
-const REDIRECTS = new Set([301, 302, 303, 307, 308])
+const REDIRECTS = new Set([300, 301, 302, 303, 307, 308])
 
 /**
  * Whether what a handler above ours threw at an answer is the caller
@@ -633,16 +638,29 @@ const REDIRECTS = new Set([301, 302, 303, 307, 308])
  * upstream's failure. Not at a 1xx (request()'s onInfo: before any answer),
  * nor at a redirect, where undici's redirect interceptor above throws its
  * own refusals of the upstream's answer (a Location that is no URL, a loop,
- * one hop too many), nor undici's own errors, which refuse the upstream's
- * answer (`UND_ERR_*`, an invalid URL's `ERR_INVALID_URL`, decompress's
- * plain "too many content-encodings"), judged as before — but for
- * `UND_ERR_INVALID_RETURN_VALUE`, undici saying the caller's factory
- * returned no stream.
+ * one hop too many), nor undici refusing the upstream's answer
+ * (`refusesUpstream`).
  */
 function refusedByCaller(status: number, error: unknown): boolean {
   if (status < 200 || REDIRECTS.has(status)) return false
+  return !refusesUpstream(error)
+}
+
+/**
+ * undici, or an interceptor of its above ours, refusing the upstream's
+ * answer — judged the upstream's failure, whether it throws at the headers
+ * or aborts midway: its own errors (`UND_ERR_*`, but a caller's bare abort,
+ * `UND_ERR_ABORTED`, and `UND_ERR_INVALID_RETURN_VALUE`, a caller's factory
+ * that returned no stream), an invalid URL's `ERR_INVALID_URL`, a decoder's
+ * failure (zlib's `Z_*`, brotli's and zstd's `ERR__*`), and the plain
+ * Errors of decompress ("too many content-encodings") and redirect ("max
+ * redirects", at the answer after the last hop allowed, whatever its status).
+ */
+function refusesUpstream(error: unknown): boolean {
   const code = errorCode(error)
-  if (code === 'UND_ERR_INVALID_RETURN_VALUE') return true
-  if (code.startsWith('UND_ERR') || code === 'ERR_INVALID_URL') return false
-  return !messageOf(error).startsWith('too many content-encodings')
+  if (code === 'UND_ERR_ABORTED' || code === 'UND_ERR_INVALID_RETURN_VALUE') return false
+  if (code.startsWith('UND_ERR') || code.startsWith('Z_') || code.startsWith('ERR__')) return true
+  if (code === 'ERR_INVALID_URL') return true
+  const message = messageOf(error)
+  return message.startsWith('too many content-encodings') || message === 'max redirects'
 }

@@ -263,6 +263,56 @@ it.each([
   expect(ends()?.[0]?.stoppedBy).toBe(stoppedBy)
 })
 
+// undici refusing the upstream's answer, above ours: decompress failing a
+// body midway (it aborts the request through our controller, as a caller's
+// destroy does), redirect's "max redirects" at whatever answer follows the
+// last hop allowed. The upstream's failure, not the caller's stop.
+it("the interceptor: decompress failing a corrupt body midway, and redirect's max redirects at a 200, are the upstream's", async () => {
+  let n = 0
+  const server = createServer((req, res) => {
+    if (req.url === '/corrupt') {
+      res.writeHead(200, { 'content-encoding': 'gzip' })
+      res.write('this is not gzip') // and the connection held: a long answer still coming
+      return
+    }
+    res.writeHead(n++ === 0 ? 302 : 200, { location: '/next' }).end('x')
+  })
+  server.listen(0, '127.0.0.1')
+  await once(server, 'listening')
+  closers.push({
+    close: () =>
+      new Promise<void>((r) => {
+        server.closeAllConnections()
+        server.close(() => r())
+      }),
+  })
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+  using deadline = Deadline.after(30_000)
+  const agent = new Agent({ connect: createConnector() })
+  closers.push(agent)
+  events = recordEgress()
+  const dispatcher = agent.compose(
+    deadlineInterceptor(),
+    interceptors.decompress(),
+    interceptors.redirect({ maxRedirections: 1 }),
+  )
+  expect(
+    await rejection(
+      request(`${url}/corrupt`, { dispatcher, deadline }).then((res) => res.body.text()),
+    ),
+  ).toMatchObject({ code: 'Z_DATA_ERROR' })
+  expect(
+    await rejection(
+      request(`${url}/hop`, { dispatcher, deadline, throwOnMaxRedirect: true } as never),
+    ),
+  ).toMatchObject({ message: 'max redirects' })
+  expect(ends()).toEqual([
+    { statusCode: 200, errorCode: 'Z_DATA_ERROR', stoppedBy: undefined },
+    { statusCode: 302, errorCode: undefined, stoppedBy: undefined },
+    { statusCode: 200, errorCode: 'Error', stoppedBy: undefined },
+  ])
+})
+
 it('createFetch: a body the network cut, the caller aborting after, is still a failure (unchanged)', async () => {
   // Headers and a first chunk, then the connection is destroyed under the body.
   let answer: ServerResponse | undefined
