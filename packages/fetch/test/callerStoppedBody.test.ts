@@ -298,7 +298,7 @@ it("the interceptor: decompress failing a corrupt body midway, and redirect's ma
   )
   expect(
     await rejection(
-      request(`${url}/corrupt`, { dispatcher, deadline }).then((res) => res.body.text()),
+      request(`${url}/corrupt`, { dispatcher, deadline } as never).then((res) => res.body.text()),
     ),
   ).toMatchObject({ code: 'Z_DATA_ERROR' })
   expect(
