@@ -4,6 +4,7 @@ import {
   type Listener,
   Metadata,
   type NextCall,
+  propagate,
   type Requester,
   type StatusObject,
   status,
@@ -200,10 +201,22 @@ export class ClientCall {
     // reaches the caller where the call is written, as it did when the call
     // was made here. Later (an interceptor before ours held start), it would
     // land in that interceptor's callback, uncaught: the call fails instead.
+    // Whichever of the two queues runs first: both were queued before any
+    // interceptor's start, so this runs before a start held to either. A
+    // microtask alone came after a start held to the next tick from a
+    // macrotask (an I/O callback, a timer): the throw landed there.
     let sync = true
-    queueMicrotask(() => {
+    const returned = () => {
       sync = false
-    })
+    }
+    queueMicrotask(returned)
+    process.nextTick(returned)
+    // A read asked for before the call below is made (grpc-js passes one
+    // straight down, past a start held above: a stream read at once), given
+    // to it once it is started, as grpc-js's own call keeps one for its start.
+    // Made for it, a response stream an interceptor before ours answered
+    // itself left the call made, timer and all.
+    let readPending = false
     const requester: Requester = {
       // The caller's own `call.cancel()` meets the same grpc-js gap as ours (see #passCancel).
       cancel: (cancel) => this.#passCancel(cancel),
@@ -233,6 +246,26 @@ export class ClientCall {
           below?.cancelWithStatus(codeFor(late), `not sent: ${messageOf(late)}`)
           below = unsent
           this.#refuseStart(metadata, listener, start, late)
+          return
+        }
+        // grpc-js hears a parent's cancel (`parent`, with the default
+        // propagate flags) from the moment it makes the call below: made
+        // now, that cancel has already been and gone, and the child went out
+        // for a parent nobody waits for. Refused as grpc-js ends it (after a
+        // deadline of ours that ended: its reason says more).
+        const parent = callOptions.parent
+        if (
+          parent?.cancelled === true &&
+          ((callOptions.propagate_flags ?? propagate.DEFAULTS) & propagate.CANCELLATION) !== 0
+        ) {
+          below = unsent
+          this.#caller = listener
+          const byParent = {
+            code: status.CANCELLED,
+            details: 'Cancelled by parent call',
+            metadata: new Metadata(),
+          }
+          this.#refuseCancelled(metadata, listener, start, byParent)
           return
         }
         // Before anything is published: a call that cannot be made has no start.
@@ -306,8 +339,15 @@ export class ClientCall {
         below?.cancelWithStatus(code, details)
         this.#cancelledBelow(code, details)
       },
+      // grpc-js answers its channel's target until the call is under way,
+      // and an interceptor has no way to that channel: the call is made for
+      // it (see the README).
       getPeer: () => made().getPeer(),
-      start: (metadata, listener) => made().start(metadata, listener),
+      start: (metadata, listener) => {
+        const call = made()
+        call.start(metadata, listener)
+        if (readPending) call.startRead()
+      },
       sendMessageWithContext: (context, message) => {
         const written = context.callback
         // Once the caller has its status (ours, see #deliverUnanswered, or
@@ -333,9 +373,13 @@ export class ClientCall {
         made().sendMessageWithContext({ ...context, callback: once }, message)
       },
       sendMessage: (message) => made().sendMessage(message),
-      startRead: () => made().startRead(),
+      startRead: () => {
+        if (below === undefined) readPending = true
+        else below.startRead()
+      },
       halfClose: () => made().halfClose(),
-      getAuthContext: () => made().getAuthContext(),
+      // What grpc-js answers until the call is under way.
+      getAuthContext: () => (below === undefined ? null : below.getAuthContext()),
     }
     return new InterceptingCall(switchable, requester)
   }

@@ -39,6 +39,8 @@ const openBreaker: Interceptor = (options, nextCall) =>
 beforeAll(async () => {
   server = await startServer({
     unary: (_call: unknown, callback: (error: null, value: unknown) => void) => callback(null, {}),
+    serverStream: (call: { end(): void }) => call.end(),
+    bidi: (call: { end(): void }) => call.end(),
   })
   client = connect(server.address, [openBreaker, deadlineInterceptor()])
 })
@@ -85,4 +87,33 @@ it("calls under the caller's deadline that an interceptor before ours answers le
   const deadline = Deadline.after(60_000, { clock: new ManualClock() })
   expect(await timersLeftBy(() => runWithDeadline(deadline, refusedThrice))).toBe(0)
   deadline.dispose()
+})
+
+/** The status a response stream ends with, read as a caller does ('data' asks grpc-js to read). */
+function readToError(call: NodeJS.EventEmitter): Promise<{ code: number; details: string }> {
+  return new Promise((resolve) => {
+    call.on('data', () => {})
+    call.on('error', resolve)
+  })
+}
+
+it("response streams read under the caller's deadline that an interceptor before ours answers leave no timer behind", async () => {
+  // grpc-js passes a read (startRead) straight down, past a start held
+  // above: it made the call below before its start, timer and all.
+  const deadline = Deadline.after(60_000, { clock: new ManualClock() })
+  const ended: string[] = []
+  const left = await timersLeftBy(() =>
+    runWithDeadline(deadline, async () => {
+      for (const call of [
+        client.serverStream({}, new Metadata(), {}),
+        client.bidi(new Metadata(), {}),
+      ]) {
+        const error = await readToError(call)
+        ended.push(`${status[error.code]}: ${error.details}`)
+      }
+    }),
+  )
+  deadline.dispose()
+  expect(ended).toEqual(['UNAVAILABLE: breaker open', 'UNAVAILABLE: breaker open'])
+  expect(left).toBe(0)
 })

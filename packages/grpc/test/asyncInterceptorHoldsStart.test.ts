@@ -3,6 +3,7 @@ import {
   InterceptingCall,
   type Interceptor,
   Metadata,
+  type ServerUnaryCall,
   type ServiceError,
   status,
 } from '@grpc/grpc-js'
@@ -17,6 +18,7 @@ import {
   type RunningServer,
   record,
   startServer,
+  type UnaryResult,
   unary,
   type WorkClientApi,
 } from './support/grpc.js'
@@ -272,4 +274,81 @@ it('ours second: a client closed while an interceptor before ours holds start fa
   expect(error?.code).toBe(status.UNAVAILABLE)
   expect(error?.details).toBe('not sent: Channel has been shut down')
   expect(events.starts).toEqual([])
+})
+
+it('ours second: a parent call cancelled while an interceptor before ours holds start fails the child CANCELLED when it lets go, never sent', async () => {
+  // grpc-js hears a parent's cancel from the moment it makes the call below;
+  // ours makes it at start, after the parent's 'cancelled' had fired: the
+  // child went out for a parent nobody waits for, and its server ran it.
+  const arrived = await recordingServer()
+  const hold = heldStart()
+  client = connect(server!.address, [hold.interceptor, deadlineInterceptor()])
+  const child = deferred<ServiceError | null>()
+  const parentCancelled = deferred()
+  const parent = await startServer({
+    unary: (call: ServerUnaryCall<unknown, unknown>) => {
+      call.on('cancelled', () => parentCancelled.resolve())
+      client!.unary({}, named('child'), { parent: call }, (error) => child.resolve(error))
+    },
+  })
+  const toParent = connect(parent.address)
+  try {
+    const outer = toParent.unary({}, new Metadata(), {}, () => {})
+    await hold.reached
+    outer.cancel()
+    await parentCancelled.promise
+    hold.release()
+
+    const error = await child.promise
+    expect(error?.code).toBe(status.CANCELLED)
+    expect(error?.details).toBe('Cancelled by parent call')
+    await barrier()
+    expect(arrived).toEqual(['later'])
+  } finally {
+    toParent.close()
+    await parent.close()
+  }
+})
+
+it('ours second: a client closed in the same turn as a call whose start an interceptor before ours holds to the next tick fails the call UNAVAILABLE, nothing thrown into that interceptor', async () => {
+  // From a macrotask (an I/O callback, a timer) the interceptor's next tick
+  // ran before the microtask that told ours the client method had returned:
+  // grpc-js's throw for the closed channel went into the interceptor's
+  // callback, uncaught — the process crashed.
+  await recordingServer()
+  let thrown: unknown
+  const nextTickHold: Interceptor = (options, nextCall) =>
+    new InterceptingCall(nextCall(options), {
+      start: (metadata, listener, next) => {
+        process.nextTick(() => {
+          try {
+            next(metadata, listener)
+          } catch (error) {
+            thrown = error
+          }
+        })
+      },
+    })
+  client = connect(server!.address, [nextTickHold, deadlineInterceptor()])
+  const result = new Promise<UnaryResult>((resolve) => {
+    setImmediate(() => {
+      void unary(client!, {}).then(resolve)
+      client!.close()
+    })
+  })
+
+  const { error } = await result
+  expect(thrown).toBeUndefined()
+  expect(error?.code).toBe(status.UNAVAILABLE)
+  expect(error?.details).toBe('not sent: Channel has been shut down')
+})
+
+it('a call made on a client already closed throws where it is made, as without ours', async () => {
+  await recordingServer()
+  client = connect(server!.address, [deadlineInterceptor()])
+  client.close()
+
+  expect(() => client!.unary({}, new Metadata(), {}, () => {})).toThrow(
+    'Channel has been shut down',
+  )
 })
