@@ -205,3 +205,23 @@ describe('runTurns: a side-effect store that cannot be read', () => {
     },
   )
 })
+
+describe('runTurns: a model call that rejects with a revoked Proxy', () => {
+  it('the run rejects with that value, not with the TypeError of asking what it was', async () => {
+    const thrown = unreadableValues['a revoked Proxy']?.()
+    const got = await runTurns({
+      operationId: 'call-rejects-unreadable',
+      messages: [{ role: 'user', content: 'email Ana' }],
+      call: async () => {
+        throw thrown
+      },
+      tools: { send: () => 'sent' },
+      store: new MemorySideEffectStore(),
+    }).then(
+      () => ({ error: 'none' as unknown }),
+      // Wrapped: a promise settled with a revoked Proxy reads its `then`.
+      (error: unknown) => ({ error }),
+    )
+    expect(got.error === thrown).toBe(true)
+  })
+})

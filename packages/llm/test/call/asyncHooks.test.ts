@@ -64,6 +64,22 @@ describe('an async hook that rejects changes nothing and crashes nothing', () =>
     expect(handlers).toBe(1)
   })
 
+  it('onAttempt handing back one pending promise on every call: one handler, not one a call (each was kept)', async () => {
+    const fake = await fakes.start({ dialect: 'openai' })
+    const model = fakes.adapterFor('openai', fake.baseURL, 'm')
+    const pending = new Promise<void>(() => {})
+    const then = vi.spyOn(pending, 'then')
+    for (let i = 0; i < 3; i++) {
+      await callModel({
+        models: [model],
+        request: { messages: [user('hi')], maxTokens: 10 },
+        limits: { admission: false },
+        onAttempt: () => pending,
+      })
+    }
+    expect(then).toHaveBeenCalledTimes(1)
+  })
+
   it("ProviderLimits' onWait: admission waits for the reset and admits", async () => {
     const clock = new WaitClock()
     const epoch = Date.now()
