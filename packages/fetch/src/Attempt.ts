@@ -300,7 +300,9 @@ export class Attempt {
       url: this.init.url,
       attempt: this.init.number,
       redirect: this.init.redirect,
-      remainingMs: this.init.deadline ? this.init.deadline.remaining() : Number.POSITIVE_INFINITY,
+      // Of the deadline its header is written off (`sentUnder`): a trial
+      // disposed since the call began read Infinity beside the parent's header.
+      remainingMs: this.#sentUnderRemaining(),
       headerMs,
       retryReason: this.init.retryReason,
     }))
@@ -601,6 +603,11 @@ export class Attempt {
   get sentUnder(): Deadline | undefined {
     const { deadline, bound } = this.init
     return bound !== undefined && boundingDeadline(deadline) === undefined ? bound : deadline
+  }
+
+  #sentUnderRemaining(): number {
+    const under = this.sentUnder
+    return under ? under.remaining() : Number.POSITIVE_INFINITY
   }
 
   #arm(now: number): void {

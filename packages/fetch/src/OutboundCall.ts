@@ -450,15 +450,14 @@ export class OutboundCall {
       wakeOn: (wake) => {
         this.#wake = wake
         // A trial disposed since the call began no longer hears the bound
-        // it began under: its end wakes the wait, and the next step refuses
-        // (`#refusal`). While the trial lives, that end cancels it, which
-        // ends the wait as before.
-        const offBound =
-          bound === undefined
-            ? undefined
-            : bound.onDone(() => {
-                if (boundingDeadline(deadline) === undefined) wake()
-              })
+        // it began under: the bound's end wakes the wait, and the next step
+        // refuses (`#refusal`). At its every end, not only once the trial
+        // reads as unbounded: one disposed after its observed expiry still
+        // reads as bounded by it (boundingDeadline walks past the spent
+        // trial) yet no longer hears it, and its Retry-After wait ran on
+        // after the client left. Beside a live trial's own cancel, a second
+        // wake is harmless.
+        const offBound = bound?.onDone(() => wake())
         return () => {
           this.#wake = undefined
           offBound?.()

@@ -8,7 +8,7 @@ import {
   deadlineInterceptor,
   HeadersTimeoutError,
 } from '../src/index.js'
-import { nextRetry, rejection } from './helpers.js'
+import { nextRetry, recordEgress, rejection } from './helpers.js'
 
 // A budget on trial inside an enforced request — an observe-only child of
 // an enforcing deadline, `req.deadline.child(100, { observe: true })`, as
@@ -161,12 +161,20 @@ describe('a trial disposed while its call runs: retries and hops still belong to
       disposingAt(trial, { type: 'retry-after', status: 503, retryAfter: 0 }),
     )
     const fetch = fetcher({ headersTimeoutMs: 0, retry: { statuses: [503] } })
+    const events = recordEgress()
     const pending = rejection(fetch(up.url, { deadline: trial }))
     await up.request(1)
     clock.advance(5000)
     const error = await pending
+    events.stop()
     expect(isExpiryOf(error, request)).toBe(true)
     expect(up.records).toHaveLength(2)
+    // Each attempt's event reads the deadline its header was written off:
+    // the retry's said Infinity (the disposed trial) beside the request's 5000.
+    expect(events.attempts.map((m) => [m.remainingMs, m.headerMs])).toEqual([
+      [500, 500],
+      [5000, 5000],
+    ])
   })
 
   it('the interceptor (undici.request): a retry sent after the dispose ends when the client leaves', async () => {
@@ -187,22 +195,32 @@ describe('a trial disposed while its call runs: retries and hops still belong to
     expect(up.records).toHaveLength(2)
   })
 
-  it('the request cancelled during the Retry-After wait: no retry is sent, and the wait’s timer is released', async () => {
-    const { clock, request: enforced, trial } = liveTrial()
-    const up = await upstream(
-      disposingAt(trial, { type: 'retry-after', status: 503, retryAfter: 1 }),
-    )
-    const fetch = fetcher({ retry: { statuses: [503] } })
-    const retried = nextRetry()
-    const pending = rejection(fetch(up.url, { deadline: trial }))
-    expect((await retried).delayMs).toBe(1000)
-    const left = new Error('client left')
-    enforced.cancel(left)
-    expect(await pending).toBe(left)
-    clock.advance(1000)
-    expect(up.records).toHaveLength(1)
-    expect(clock.pendingTimers).toBe(0)
-  })
+  it.each([
+    ['disposed while live', 0],
+    // Past its observed expiry it still reads as bounded by the request
+    // (boundingDeadline walks past it) yet no longer hears it: the wait ran
+    // its whole Retry-After after the client left.
+    ['disposed after its observed expiry', 600],
+  ])(
+    'the request cancelled during the Retry-After wait, the trial %s: no retry is sent, and the wait’s timer is released',
+    async (_, spentMs) => {
+      const { clock, request: enforced, trial } = liveTrial()
+      clock.advance(spentMs)
+      const up = await upstream(
+        disposingAt(trial, { type: 'retry-after', status: 503, retryAfter: 1 }),
+      )
+      const fetch = fetcher({ retry: { statuses: [503] } })
+      const retried = nextRetry()
+      const pending = rejection(fetch(up.url, { deadline: trial }))
+      expect((await retried).delayMs).toBe(1000)
+      const left = new Error('client left')
+      enforced.cancel(left)
+      expect(await pending).toBe(left)
+      clock.advance(1000)
+      expect(up.records).toHaveLength(1)
+      expect(clock.pendingTimers).toBe(0)
+    },
+  )
 
   it('createFetch: a redirect hop after the dispose carries what the request has left, and ends with it', async () => {
     const { request: enforced, trial } = liveTrial()
