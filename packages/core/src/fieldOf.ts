@@ -17,9 +17,29 @@ export function fieldOf(value: unknown, key: PropertyKey): unknown {
 
 /** `value instanceof Error`, false where asking throws (a revoked Proxy). */
 export function isError(value: unknown): value is Error {
+  return isInstance(value, Error)
+}
+
+/**
+ * `value instanceof type`, false where asking throws: a revoked Proxy throws
+ * at the question, and that TypeError replaced the value being handled.
+ */
+export function isInstance<T>(
+  value: unknown,
+  type: abstract new (...args: never[]) => T,
+): value is T {
   try {
-    return value instanceof Error
+    return value instanceof type
   } catch {
     return false
   }
+}
+
+/**
+ * Whether `value` is a thenable (an object or function with a `then`
+ * method), as a hook's or a handler's return is judged: a promise to
+ * settle, or a rejection to handle. False where the look throws.
+ */
+export function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return typeof fieldOf(value, 'then') === 'function'
 }

@@ -1,5 +1,5 @@
 import { Metadata, type ServerErrorResponse, status } from '@grpc/grpc-js'
-import { type Deadline, describeValue, endedBy, isAbortError } from '@hourglass/core'
+import { type Deadline, describeValue, endedBy, isAbortError, isThenable } from '@hourglass/core'
 import { grpcChannels } from './channels.js'
 import { deadlineOf } from './deadlineOf.js'
 import { toServiceError } from './toServiceError.js'
@@ -237,15 +237,6 @@ function statusOf(error: unknown): ServerErrorResponse | undefined {
 function isFailureStatus(code: unknown): code is status {
   return typeof code === 'number' && Number.isInteger(code) && code >= 1 && code <= 16
 }
-
-function isThenable(value: unknown): value is PromiseLike<unknown> {
-  return (
-    typeof value === 'object' &&
-    value !== null &&
-    typeof (value as { then?: unknown }).then === 'function'
-  )
-}
-
 /** Own and inherited methods: an implementation may be a class instance. */
 function methodNames(implementation: object): Set<string> {
   const names = new Set<string>()

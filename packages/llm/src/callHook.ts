@@ -1,3 +1,5 @@
+import { isThenable } from '@hourglass/core'
+
 /**
  * Calls a caller's hook (`onAttempt`, `ProviderLimits`' `onWait`, a
  * `logger`) whose failure must not change what Hourglass decides: what it
@@ -49,14 +51,6 @@ export function infoSafely(
       message,
     )
   } else warnSafely(logger, message)
-}
-
-function isThenable(value: unknown): value is PromiseLike<unknown> {
-  return (
-    (typeof value === 'object' || typeof value === 'function') &&
-    value !== null &&
-    typeof (value as { then?: unknown }).then === 'function'
-  )
 }
 
 function ignore(): void {}

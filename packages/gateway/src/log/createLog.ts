@@ -1,3 +1,4 @@
+import { isThenable } from '@hourglass/core'
 import pino, { type Logger, type LoggerOptions } from 'pino'
 import {
   blankCredentials,
@@ -119,15 +120,6 @@ export function createLog(
     }
   }
   return { log, pino: target, enabled: (at) => target.isLevelEnabled(at) }
-}
-
-/** What an async logger returns: a promise, or any object with `then`. */
-function isThenable(value: unknown): value is PromiseLike<unknown> {
-  return (
-    typeof value === 'object' &&
-    value !== null &&
-    typeof (value as { then?: unknown }).then === 'function'
-  )
 }
 
 /**

@@ -1,4 +1,4 @@
-import { type Deadline, errorCode, optionError, untilEnded } from '@hourglass/core'
+import { type Deadline, errorCode, isInstance, optionError, untilEnded } from '@hourglass/core'
 import { callDeadline, shadowAmbientIfFalse } from '../call/callDeadline.js'
 import { nonFiniteIn } from '../call/nonFiniteIn.js'
 import { refuseUnknownNames } from '../call/unknownOptionNames.js'
@@ -309,7 +309,8 @@ async function answer(
     )
     return replayAnswer(remembered, options.operationId, turn)
   } catch (error) {
-    if (isUnremembered(error)) return error.response
+    // `isInstance`: `call` may reject, and a caller's signal abort, with a revoked Proxy.
+    if (isInstance(error, Unremembered)) return error.response
     // A store that cannot be read did not call the model: asked without
     // it, as before answers were remembered — the run fails at its first
     // tool with this error, if the model asks for one.
@@ -335,20 +336,6 @@ function runnable(
     !roundedByReading(call) &&
     !beyondJSON(call)
   )
-}
-
-/**
- * `error instanceof Unremembered`, false where asking throws: `call` may
- * reject, and a caller's signal abort, with anything, and for a revoked
- * Proxy the question itself threw — the run rejected with that TypeError in
- * place of the caller's value (as sideEffect's `isNotStarted`).
- */
-function isUnremembered(error: unknown): error is Unremembered {
-  try {
-    return error instanceof Unremembered
-  } catch {
-    return false
-  }
 }
 
 /** An answer no tool runs on, handed through `sideEffect` unremembered. */

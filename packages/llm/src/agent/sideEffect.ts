@@ -4,6 +4,7 @@ import {
   isAbortError,
   isDeadlineExceeded,
   isExpiryOf,
+  isInstance,
   untilEnded,
 } from '@hourglass/core'
 import { callDeadline, shadowAmbientIfFalse } from '../call/callDeadline.js'
@@ -135,7 +136,7 @@ export function sideEffect<T>(
     // run that throws is not remembered: running again is the rule anyway.
     return untilEnded(shared.promise as Promise<T>, until).catch((error: unknown) => {
       const again =
-        isNotStarted(error) ||
+        isInstance(error, NotStarted) ||
         (endedReason(until) === undefined && stoppedForStarter(error, shared.starter))
       if (!again) throw error
       // `false` (none) stays none rather than becoming the ambient deadline.
@@ -203,7 +204,7 @@ export function sideEffect<T>(
   // signal): it is remembered when it completes, and callers joining it
   // meanwhile wait for it as above.
   return untilEnded(run, until).catch((error: unknown) => {
-    throw isNotStarted(error) ? error.reason : error
+    throw isInstance(error, NotStarted) ? error.reason : error
   })
 }
 
@@ -296,20 +297,6 @@ class NotStarted {
   readonly reason: unknown
   constructor(reason: unknown) {
     this.reason = reason
-  }
-}
-
-/**
- * `error instanceof NotStarted`, false where asking throws: `fn` may throw
- * anything, and for a revoked Proxy the question itself threw, so the
- * caller got that TypeError in place of what `fn` threw (and a model, through
- * runTurns, read it as the tool's failure).
- */
-function isNotStarted(error: unknown): error is NotStarted {
-  try {
-    return error instanceof NotStarted
-  } catch {
-    return false
   }
 }
 
