@@ -510,13 +510,13 @@ export class ControllerView implements Controller {
       // unless that signal handed on the deadline's end (`stopByCaller`).
       // createFetch's view (no call) is also undici's fetch stopping a
       // request that failed (a corrupt encoding): it is told by its body.
-      // Not when it is undici refusing the upstream's answer midway (an
-      // interceptor above ours: decompress's corrupt or oversized body):
-      // the upstream's failure, as at its headers (`refusedByCaller`).
-      if (!refusesUpstream(reason)) {
-        this.attempt?.stopByCaller(reason)
-        this.#call.stop(reason)
-      }
+      // Not its stop when it is undici refusing the upstream's answer
+      // midway (an interceptor above ours: decompress's corrupt or
+      // oversized body): the upstream's failure, as at its headers
+      // (`refusedByCaller`). Either way the call ends: an abort from above
+      // between attempts (a pending Retry-After wait) must send no retry.
+      if (!refusesUpstream(reason)) this.attempt?.stopByCaller(reason)
+      this.#call.stop(reason)
     }
     // The request in flight, through whichever handler API it speaks, even
     // when its attempt is already over: createFetch ends a retried answer's
@@ -652,7 +652,7 @@ function refusedByCaller(status: number, error: unknown): boolean {
  * or aborts midway: its own errors (`UND_ERR_*`, but a caller's bare abort,
  * `UND_ERR_ABORTED`, and `UND_ERR_INVALID_RETURN_VALUE`, a caller's factory
  * that returned no stream), an invalid URL's `ERR_INVALID_URL`, a decoder's
- * failure (zlib's `Z_*`, brotli's and zstd's `ERR__*`), and the plain
+ * failure (zlib's `Z_*`, brotli's `ERR__*`, zstd's `ZSTD_*` on Node 22+), and the plain
  * Errors of decompress ("too many content-encodings") and redirect ("max
  * redirects", at the answer after the last hop allowed, whatever its status).
  */
@@ -660,6 +660,7 @@ function refusesUpstream(error: unknown): boolean {
   const code = errorCode(error)
   if (code === 'UND_ERR_ABORTED' || code === 'UND_ERR_INVALID_RETURN_VALUE') return false
   if (code.startsWith('UND_ERR') || code.startsWith('Z_') || code.startsWith('ERR__')) return true
+  if (code.startsWith('ZSTD_')) return true
   if (code === 'ERR_INVALID_URL') return true
   const message = messageOf(error)
   return message.startsWith('too many content-encodings') || message === 'max redirects'

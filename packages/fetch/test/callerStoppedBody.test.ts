@@ -2,12 +2,21 @@ import { once } from 'node:events'
 import { createServer, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { PassThrough } from 'node:stream'
+import * as zlib from 'node:zlib'
 import { ClientClosedError, Deadline, DeadlineExceededError, ManualClock } from '@hourglass/core'
 import { type FaultServer, faultServer } from '@hourglass/testkit'
-import { Agent, type Dispatcher, interceptors, pipeline, request, stream } from 'undici'
+import {
+  Agent,
+  type Dispatcher,
+  interceptors,
+  pipeline,
+  request,
+  stream,
+  errors as undiciErrors,
+} from 'undici'
 import { afterEach, expect, it } from 'vitest'
 import { createConnector, createFetch, deadlineInterceptor } from '../src/index.js'
-import { type EgressEvents, recordEgress, rejection } from './helpers.js'
+import { type EgressEvents, nextRetry, recordEgress, rejection } from './helpers.js'
 
 // A caller that stops reading a response it already has — `res.body.cancel()`,
 // a reader's `cancel()`, its signal aborted mid-body — chose to stop: nothing
@@ -311,6 +320,75 @@ it("the interceptor: decompress failing a corrupt body midway, and redirect's ma
     { statusCode: 302, errorCode: undefined, stoppedBy: undefined },
     { statusCode: 200, errorCode: 'Error', stoppedBy: undefined },
   ])
+})
+
+// zstd's decoder (Node 22 and later; undici's decompress uses it where the
+// runtime has it) names its failures `ZSTD_error_*`.
+it.skipIf(!('createZstdDecompress' in zlib))(
+  "the interceptor: decompress failing a corrupt zstd body midway is the upstream's",
+  async () => {
+    const server = createServer((_req, res) => {
+      res.writeHead(200, { 'content-encoding': 'zstd' })
+      res.write('this is not zstd') // and the connection held
+    })
+    server.listen(0, '127.0.0.1')
+    await once(server, 'listening')
+    closers.push({
+      close: () =>
+        new Promise<void>((r) => {
+          server.closeAllConnections()
+          server.close(() => r())
+        }),
+    })
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`
+    using deadline = Deadline.after(30_000)
+    const agent = new Agent({ connect: createConnector() })
+    closers.push(agent)
+    events = recordEgress()
+    const dispatcher = agent.compose(deadlineInterceptor(), interceptors.decompress())
+    await rejection(request(url, { dispatcher, deadline } as never).then((res) => res.body.text()))
+    expect(ends()?.[0]?.stoppedBy).toBeUndefined()
+    expect(ends()?.[0]?.errorCode).toMatch(/^ZSTD_/)
+  },
+)
+
+// An abort from an interceptor above ours between attempts (the caller's
+// own overall timeout, firing in a Retry-After wait) ends the call whatever
+// its reason: with one of undici's own errors it was read as the upstream's
+// refusal, the wait ran out, the retry went out and the 503 was answered.
+it('the interceptor: an abort from above during a Retry-After wait, with an undici error, sends no retry', async () => {
+  let hits = 0
+  const server = createServer((_req, res) => {
+    hits++
+    res.writeHead(503, { 'retry-after': '30' }).end()
+  })
+  server.listen(0, '127.0.0.1')
+  await once(server, 'listening')
+  closers.push({ close: () => new Promise<void>((r) => server.close(() => r())) })
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`
+  let controller: Dispatcher.DispatchController | undefined
+  const ownTimeout: Dispatcher.DispatcherComposeInterceptor = (dispatch) => (opts, handler) =>
+    dispatch(opts, {
+      onRequestStart(started: Dispatcher.DispatchController, context: unknown) {
+        controller = started
+        handler.onRequestStart?.(started, context)
+      },
+      onResponseStart: handler.onResponseStart?.bind(handler),
+      onResponseData: handler.onResponseData?.bind(handler),
+      onResponseEnd: handler.onResponseEnd?.bind(handler),
+      onResponseError: handler.onResponseError?.bind(handler),
+    } as Dispatcher.DispatchHandler)
+  using deadline = Deadline.after(60_000)
+  const agent = new Agent({ connect: createConnector() })
+  closers.push(agent)
+  const dispatcher = agent.compose(deadlineInterceptor({ retry: { statuses: [503] } }), ownTimeout)
+  const retried = nextRetry()
+  const pending = rejection(request(url, { dispatcher, deadline } as never))
+  await retried
+  const own = new undiciErrors.HeadersTimeoutError('my own overall timeout')
+  controller?.abort(own)
+  expect(await pending).toBe(own)
+  expect(hits).toBe(1)
 })
 
 it('createFetch: a body the network cut, the caller aborting after, is still a failure (unchanged)', async () => {

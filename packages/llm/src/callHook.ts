@@ -1,5 +1,8 @@
 import { isThenable } from '@hourglass/core'
 
+/** The promises hooks returned that a handler was added to (weakly: none is kept). */
+const handled = new WeakSet<PromiseLike<unknown>>()
+
 /**
  * Calls a caller's hook (`onAttempt`, `ProviderLimits`' `onWait`, a
  * `logger`) whose failure must not change what Hourglass decides: what it
@@ -8,9 +11,6 @@ import { isThenable } from '@hourglass/core'
  * otherwise reject with nobody listening, an unhandled rejection that ends
  * the process. The hook is not awaited.
  */
-/** The promises hooks returned that a handler was added to (weakly: none is kept). */
-const handled = new WeakSet<PromiseLike<unknown>>()
-
 export function callHook<A extends unknown[]>(
   hook: ((...args: A) => unknown) | undefined,
   ...args: A
