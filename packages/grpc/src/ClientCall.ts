@@ -189,6 +189,8 @@ export class ClientCall {
     // What our InterceptingCall starts: the call below, or, for a call
     // refused at start (see there), `unsent`; undefined until made.
     let below: NextCallResult | undefined
+    // A parent whose call was over when this one was created (see start).
+    const parentOverAtCreation = callOptions.parent?.cancelled === true
     const made = (): NextCallResult => {
       if (below === undefined) {
         below = nextCall(nextOptions)
@@ -250,14 +252,21 @@ export class ClientCall {
         }
         // grpc-js hears a parent's cancel (`parent`, with the default
         // propagate flags) from the moment it makes the call below: made
-        // now, that cancel has already been and gone, and the child went out
-        // for a parent nobody waits for. Refused as grpc-js ends it (after a
-        // deadline of ours that ended: its reason says more).
+        // now, a cancel while start was held has already been and gone, and
+        // the child went out for a parent nobody waits for. Refused as
+        // grpc-js ends it (after a deadline of ours that ended: its reason
+        // says more). Only an end that came after the call was created: a
+        // parent over before it (grpc-js sets `cancelled` on every answer
+        // too) is one grpc-js never hears either, and its child is sent.
         const parent = callOptions.parent
         if (
+          !parentOverAtCreation &&
           parent?.cancelled === true &&
           ((callOptions.propagate_flags ?? propagate.DEFAULTS) & propagate.CANCELLATION) !== 0
         ) {
+          // One made already (an interceptor before ours asked its peer) is
+          // ended, as the refusal above ends it: its timer released.
+          below?.cancelWithStatus(status.CANCELLED, 'Cancelled by parent call')
           below = unsent
           this.#caller = listener
           const byParent = {

@@ -310,6 +310,33 @@ it('ours second: a parent call cancelled while an interceptor before ours holds 
   }
 })
 
+it('a child made after its parent answered is sent, as without ours: grpc-js marks every answered call cancelled, and that end came before the child', async () => {
+  // Read at start alone, `parent.cancelled` refused a follow-up call (an
+  // audit, a cache fill) made after the parent's answer: never sent.
+  const arrived = await recordingServer()
+  client = connect(server!.address, [deadlineInterceptor()])
+  const answered = deferred<ServerUnaryCall<unknown, unknown>>()
+  const parent = await startServer({
+    unary: (call: ServerUnaryCall<unknown, unknown>, callback: (e: null, v: unknown) => void) => {
+      call.on('cancelled', () => answered.resolve(call))
+      callback(null, {})
+    },
+  })
+  const toParent = connect(parent.address)
+  try {
+    toParent.unary({}, new Metadata(), {}, () => {})
+    const call = await answered.promise
+    const child = await new Promise<ServiceError | null>((resolve) =>
+      client!.unary({}, named('follow-up'), { parent: call }, (error) => resolve(error)),
+    )
+    expect(child).toBeNull()
+    expect(arrived).toEqual(['follow-up'])
+  } finally {
+    toParent.close()
+    await parent.close()
+  }
+})
+
 it('ours second: a client closed in the same turn as a call whose start an interceptor before ours holds to the next tick fails the call UNAVAILABLE, nothing thrown into that interceptor', async () => {
   // From a macrotask (an I/O callback, a timer) the interceptor's next tick
   // ran before the microtask that told ours the client method had returned:
