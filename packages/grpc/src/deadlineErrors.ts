@@ -99,7 +99,10 @@ function wrap(handler: Handler, self: object): Handler {
       return
     }
     if (isThenable(result)) {
-      result.then(undefined, (error: unknown) => {
+      // `Promise.resolve` reads `then` once and turns a `then` that throws
+      // into a rejection, heard below: called bare, its throw escaped to
+      // grpc-js, which answered UNKNOWN in place of the handler's OK.
+      Promise.resolve(result).then(undefined, (error: unknown) => {
         if (handled(call, error)) return
         if (answered || ended(call)) failedAfterAnswer(call, error)
         else fail(call, callback, asStatus(error, deadlineOf(call)))

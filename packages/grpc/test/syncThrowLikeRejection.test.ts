@@ -42,6 +42,28 @@ describe('deadlineErrors: a handler that throws synchronously', () => {
     }
   })
 
+  it('after answering, returning a thenable whose then throws: the client keeps its value, the throw is a process warning', async () => {
+    const { warnings, restore } = captureWarnings(FAILED_AFTER_ANSWER)
+    try {
+      const work = await serve({
+        unary(_call: Unary, callback: sendUnaryData<unknown>) {
+          callback(null, { saved: true })
+          // A function with a `then` (a thenable by the Promises rule) that throws when called.
+          return Object.assign(() => {}, {
+            // biome-ignore lint/suspicious/noThenProperty: a thenable that is no Promise is what this test hands back
+            then: () => {
+              throw new Error('then throws')
+            },
+          })
+        },
+      })
+      expect(await unary(work, {})).toEqual({ value: { saved: true } })
+      await vi.waitFor(() => expect(warnings).toHaveLength(1), { timeout: 10_000 })
+    } finally {
+      restore()
+    }
+  })
+
   it('after ending its stream: the client keeps every message and the OK, not UNKNOWN', async () => {
     const { warnings, restore } = captureWarnings(FAILED_AFTER_ANSWER)
     try {
