@@ -23,7 +23,7 @@ export function refuseUntranslatable(
   request: ChatRequest,
   maxTokensSent = true,
 ): void {
-  for (const target of targets) {
+  for (const [i, target] of targets.entries()) {
     const provider = config.providers[target.provider]
     if (provider === undefined) continue
     const dialect = dialects[provider.dialect]
@@ -36,6 +36,12 @@ export function refuseUntranslatable(
       else dialect.buildRequest(request, target.model)
     } catch (error) {
       if (!isInvalidChatRequest(error)) throw error
+      // A value only this provider refuses (an email as the end-user id,
+      // for Anthropic): refused when it is asked first; as a fallback it is
+      // left to refuse the value if reached — checked for the whole list,
+      // every request with an email failed once Anthropic was added behind
+      // an OpenAI primary that takes it.
+      if (error.reason === 'provider_value' && i > 0) continue
       throw new GatewayRequestError({
         status: 400,
         errorCode: 'unsupported_field',

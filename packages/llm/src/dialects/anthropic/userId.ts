@@ -1,4 +1,7 @@
-import { InvalidChatRequestError } from '../../errors/InvalidChatRequestError.js'
+import {
+  InvalidChatRequestError,
+  PROVIDER_REFUSES_VALUE,
+} from '../../errors/InvalidChatRequestError.js'
 
 /**
  * The longest `metadata.user_id` Anthropic takes: its API reference gives
@@ -47,12 +50,14 @@ export function anthropicUserId(
     throw new InvalidChatRequestError(
       field,
       `Anthropic takes an end-user id of at most ${MAX_USER_ID_CHARS} characters, got ${[...id].length}: send a hash of it`,
+      PROVIDER_REFUSES_VALUE,
     )
   }
   if (EMAIL.test(id)) {
     throw new InvalidChatRequestError(
       field,
       'Anthropic refuses an end-user id that holds an email address: send a hash of it, or a UUID',
+      PROVIDER_REFUSES_VALUE,
     )
   }
   return id

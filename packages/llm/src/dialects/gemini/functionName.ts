@@ -1,5 +1,8 @@
 import { quoted } from '@hourglass/core'
-import { InvalidChatRequestError } from '../../errors/InvalidChatRequestError.js'
+import {
+  InvalidChatRequestError,
+  PROVIDER_REFUSES_VALUE,
+} from '../../errors/InvalidChatRequestError.js'
 
 /**
  * What Gemini takes as a `FunctionDeclaration.name`: "Must start with a
@@ -24,6 +27,7 @@ export function refuseGeminiFunctionNames(tools: readonly { name: string }[]): v
     throw new InvalidChatRequestError(
       `tools[${i}].function.name`,
       `Gemini takes a function name that must start with a letter or an underscore, then letters, digits, _ . : or -, at most 64 in all; got ${quoted(tool.name, 64)}`,
+      PROVIDER_REFUSES_VALUE,
     )
   })
 }
