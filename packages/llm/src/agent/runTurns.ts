@@ -10,7 +10,6 @@ import { MaxTurnsExceededError } from '../errors/MaxTurnsExceededError.js'
 import { isSideEffectStoreError } from '../errors/SideEffectStoreError.js'
 import { notNaN } from '../retry/checkNumber.js'
 import type { ChatMessage, ChatResponse, ContentBlock } from '../types.js'
-import { contextOf } from './contextOf.js'
 import { cutBeforeArguments } from './cutBeforeArguments.js'
 import { idempotencyKey } from './idempotencyKey.js'
 import { cancelUnread, isChatResponse, notAResponse } from './notAResponse.js'
@@ -252,16 +251,12 @@ async function answer(
   messages: ChatMessage[],
 ): Promise<ChatResponse> {
   const ask = async () => {
-    const response = await options.call(
-      [...messages],
-      contextOf(
-        {
-          idempotencyKey: idempotencyKey({ operation: options.operationId, turn }),
-          signal: run.signal,
-        },
-        { turn, lastTurn: turn === maxTurns },
-      ),
-    )
+    const response = await options.call([...messages], {
+      turn,
+      idempotencyKey: idempotencyKey({ operation: options.operationId, turn }),
+      lastTurn: turn === maxTurns,
+      signal: run.signal,
+    })
     // Read as a response, anything else failed on `.content` with a bare
     // "Cannot read properties of undefined (reading 'filter')". Thrown, it
     // is not remembered.
@@ -431,11 +426,7 @@ async function runTool(
     // operation) is joined, not started again.
     value = await sideEffect(
       key,
-      (k) =>
-        tool(
-          call.arguments,
-          contextOf({ signal: run.signal, deadline: run.deadline }, { key: k, turn }),
-        ),
+      (k) => tool(call.arguments, { key: k, turn, signal: run.signal, deadline: run.deadline }),
       { store: options.store, deadline: run.deadline, signal: options.signal },
     )
   } catch (error) {

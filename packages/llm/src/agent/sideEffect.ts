@@ -8,7 +8,7 @@ import {
   untilEnded,
 } from '@hourglass/core'
 import { callDeadline, shadowAmbientIfFalse } from '../call/callDeadline.js'
-import { refuseUnknownNames } from '../call/unknownOptionNames.js'
+import { CONTEXT_NAMES, refuseUnknownNames } from '../call/unknownOptionNames.js'
 import { SideEffectStoreError } from '../errors/SideEffectStoreError.js'
 import { notNaN } from '../retry/checkNumber.js'
 import { MemorySideEffectStore } from './MemorySideEffectStore.js'
@@ -103,7 +103,7 @@ export function sideEffect<T>(
     throw new TypeError('sideEffect: key must be a non-empty string (see idempotencyKey)')
   }
   // `ttl: 0` left results remembered for 24 h, `signl` the caller's wait unbounded.
-  refuseUnknownNames(options, SIDE_EFFECT_OPTION_NAMES, 'sideEffect()')
+  refuseUnknownNames(options, SIDE_EFFECT_OPTION_NAMES, 'sideEffect()', CONTEXT_NAMES)
   // A NaN ttl would silently remember nothing, and the next call with this
   // key would run `fn` again: refused, not given a meaning.
   notNaN('sideEffect', 'ttlMs', options.ttlMs)

@@ -4,7 +4,6 @@ import { describeError } from '../errors/describeError.js'
 import { RepairFailedError } from '../errors/RepairFailedError.js'
 import { wholeNumberUpTo } from '../retry/checkNumber.js'
 import type { ChatMessage, ChatResponse, ContentBlock } from '../types.js'
-import { contextOf } from './contextOf.js'
 import { cancelUnread, isChatResponse, notAResponse } from './notAResponse.js'
 
 /** One model call over a given history. `repair` is 0 for the first call, then 1, 2, … */
@@ -88,7 +87,7 @@ export async function withRepair<T>(
   const errors: unknown[] = []
   let messages = [...options.messages]
   for (let repair = 0; ; repair++) {
-    const response = await call(messages, contextOf({}, { repair }))
+    const response = await call(messages, { repair })
     // Checked before `validate`: a ModelStream (`callModel` with `stream:
     // true`, or a boolean `stream` its overloads type as a promise) failed
     // validation like a wrong answer, and the repair turn then threw

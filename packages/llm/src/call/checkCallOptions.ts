@@ -16,7 +16,7 @@ import type {
   RetryOptions,
 } from './CallModelOptions.js'
 import { nonFiniteIn } from './nonFiniteIn.js'
-import { refuseUnknownNames } from './unknownOptionNames.js'
+import { CONTEXT_NAMES, refuseUnknownNames } from './unknownOptionNames.js'
 
 /**
  * Refuses, before anything is sent, options a call cannot honour: a missing
@@ -34,7 +34,7 @@ export function checkCallOptions(options: CallModelOptions): void {
   if (typeof options !== 'object' || options === null) {
     throw new TypeError(`callModel: options must be an object, got ${describeValue(options)}`)
   }
-  refuseUnknownNames(options, CALL_OPTION_NAMES, 'callModel()')
+  refuseUnknownNames(options, CALL_OPTION_NAMES, 'callModel()', CONTEXT_NAMES)
   const { models, request, retry, recovery } = options
   if (!Array.isArray(models) || models.length === 0) {
     throw new TypeError(

@@ -14,11 +14,29 @@ export function refuseUnknownNames(
   options: unknown,
   names: ReadonlySet<string>,
   taker: string,
+  tolerated?: ReadonlySet<string>,
 ): void {
   if (typeof options !== 'object' || options === null) return
   for (const key in options) {
-    if (Object.hasOwn(options, key) && !names.has(key)) {
-      refuseUnknownOptions(options, [...names], taker)
+    if (Object.hasOwn(options, key) && !names.has(key) && tolerated?.has(key) !== true) {
+      const checked = tolerated === undefined ? options : withoutNames(options, tolerated)
+      refuseUnknownOptions(checked, [...names], taker)
     }
   }
+}
+
+/**
+ * The names the contexts of `runTurns` and `withRepair` carry beside the
+ * options they pass on (`call`'s `{ turn, idempotencyKey, lastTurn, signal
+ * }`, a tool's `{ key, turn, signal, deadline }`, `{ repair }`): tolerated by
+ * `callModel` and `sideEffect`, into which the README has them passed —
+ * `callModel({ models, request, ...context })`. Refused, every run passing
+ * its context on so failed before its first model call.
+ */
+export const CONTEXT_NAMES: ReadonlySet<string> = new Set(['turn', 'lastTurn', 'repair', 'key'])
+
+function withoutNames(options: object, names: ReadonlySet<string>): object {
+  const kept: Record<string, unknown> = {}
+  for (const [key, value] of Object.entries(options)) if (!names.has(key)) kept[key] = value
+  return kept
 }

@@ -8,11 +8,12 @@ import type { ChatResponse } from '../../src/types.js'
 import { useFakes, user } from './support/fakes.js'
 
 // The context runTurns and withRepair hand to `call` and to tools is passed
-// on as the README says, `callModel({ …, ...ctx })`: its `turn`, `lastTurn`,
-// `repair` and `key` are readable but not carried by a spread, so callModel
-// and sideEffect, which refuse an option name they do not read, take what
-// is left (`idempotencyKey`, `signal`, `deadline`). Spread whole, every run
-// failed before its first model call.
+// on as the README says, `callModel({ …, ...ctx })`: callModel and
+// sideEffect, which refuse an option name they do not read, take the names
+// those contexts carry beside their options (`turn`, `lastTurn`, `repair`,
+// `key`) and ignore them. Refused, every run passing its context on so
+// failed before its first model call; a spread into anything else carries
+// every field, as before.
 
 const fakes = useFakes()
 
@@ -36,12 +37,12 @@ it('runTurns and withRepair: the context spread into callModel is taken; turn, l
     tools: {},
     store: new MemorySideEffectStore(),
     call: (messages, context) => {
-      seen.push([context.turn, context.lastTurn])
+      seen.push([context.turn, context.lastTurn, { ...context }.lastTurn])
       return callModel({ models: [model], request: { messages, maxTokens: 20 }, ...context })
     },
   })
   expect(run.turns).toBe(1)
-  expect(seen).toEqual([[1, false]])
+  expect(seen).toEqual([[1, false, false]])
   const repaired = await withRepair(
     (messages, context) => {
       seen.push(context.repair)
