@@ -55,6 +55,21 @@ it('behind an OpenAI primary that takes it, the request is answered', async () =
   expect((await post({ model: 'chat-g', tools: [MCP_TOOL] })).status).toBe(200)
 })
 
+it("it hides none of the request's own refusals for the whole list (a seed too wide for Gemini, a max_tokens under Anthropic's thinking budget)", async () => {
+  const before = primary.requests.length
+  const seed = await post({ model: 'chat-g', seed: 2 ** 40, tools: [MCP_TOOL] })
+  expect(seed.status).toBe(400)
+  expect(seed.body.error?.param).toBe('seed')
+  const thinking = await post({
+    model: 'chat-a',
+    reasoning_effort: 'high',
+    user: 'alice@example.com',
+  })
+  expect(thinking.status).toBe(400)
+  expect(thinking.body.error?.param).toBe('max_tokens')
+  expect(primary.requests.length).toBe(before)
+})
+
 it('asked first, the provider refuses it up front, naming the field', async () => {
   const before = anthropic.requests.length
   const refused = await post({ model: 'claude-first', user: 'alice@example.com' })

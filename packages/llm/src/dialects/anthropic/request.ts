@@ -197,8 +197,6 @@ function applyExtra(
       throw new InvalidChatRequestError(field, 'Anthropic has no equivalent')
     }
   }
-  const userId = anthropicUserId(user, safetyIdentifier)
-  if (userId !== undefined) body['metadata'] = { user_id: userId }
   if (serialTools && toolChoice?.['type'] !== 'none') {
     toolChoice ??= { type: 'auto' }
     toolChoice['disable_parallel_tool_use'] = true
@@ -207,6 +205,12 @@ function applyExtra(
   refuseForcedToolWhileThinking(model, body)
   // Last: what thinking cannot go beside is all in the body by now.
   if (effort !== undefined) applyAnthropicThinking(effort, model, body)
+  // After every other check: a value only Anthropic refuses (an email as the
+  // id, `provider_value`) is skipped by a gateway checking a fallback list,
+  // and thrown first it hid a refusal of the request itself (max_tokens under
+  // the thinking budget) from that check.
+  const userId = anthropicUserId(user, safetyIdentifier)
+  if (userId !== undefined) body['metadata'] = { user_id: userId }
 }
 
 function anthropicToolChoice(value: unknown): Record<string, unknown> {

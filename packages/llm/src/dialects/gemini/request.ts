@@ -107,7 +107,6 @@ export function buildGeminiRequest(request: ChatRequest, model: string): BuiltRe
   if (system.length > 0) body['systemInstruction'] = { parts: [{ text: system.join('\n\n') }] }
   if (request.tools !== undefined && request.tools.length > 0) {
     refuseStrictTools(request.tools, 'Gemini')
-    refuseGeminiFunctionNames(request.tools)
     body['tools'] = [
       {
         functionDeclarations: request.tools.map((t) => {
@@ -137,6 +136,10 @@ export function buildGeminiRequest(request: ChatRequest, model: string): BuiltRe
   }
   const extra = requestToolSettings(request)
   if (extra !== undefined) applyExtra(extra, body, generationConfig, model)
+  // After every other check: a value only Gemini refuses (`provider_value`)
+  // is skipped by a gateway checking a fallback list, and thrown first it
+  // hid a refusal of the request itself (a seed too wide) from that check.
+  if (request.tools !== undefined) refuseGeminiFunctionNames(request.tools)
   const path = request.stream
     ? `${geminiModelPath(model)}:streamGenerateContent?alt=sse`
     : `${geminiModelPath(model)}:generateContent`
