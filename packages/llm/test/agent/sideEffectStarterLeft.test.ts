@@ -15,6 +15,7 @@ import { MemorySideEffectStore } from '../../src/agent/MemorySideEffectStore.js'
 import { runTurns } from '../../src/agent/runTurns.js'
 import { sideEffect } from '../../src/agent/sideEffect.js'
 import type { ChatMessage, ChatResponse } from '../../src/types.js'
+import { chatAnswer } from '../support/chatAnswer.js'
 
 /** `Promise.withResolvers` for Node 20. */
 function deferred<T = void>() {
@@ -272,15 +273,7 @@ describe('sideEffect: a run stopped for the caller that started it', () => {
   it("through runTurns: run A's deadline ends, its tool rejects with an AbortError of its own on ctx.signal; run B (time left) sends the email and its model is told so", async () => {
     const clock = new ManualClock()
     const store = new MemorySideEffectStore()
-    const answer = (content: ChatResponse['content']): ChatResponse => ({
-      id: 'r',
-      model: 'm',
-      provider: 'stub',
-      content,
-      text: content.flatMap((b) => (b.type === 'text' ? [b.text] : [])).join(''),
-      finishReason: content.some((b) => b.type === 'tool_call') ? 'tool_calls' : 'stop',
-      usage: { inputTokens: 1, outputTokens: 1 },
-    })
+    const answer = chatAnswer
     const call = async (messages: ChatMessage[]): Promise<ChatResponse> => {
       const last = messages.at(-1)
       const result =

@@ -11,6 +11,7 @@ import { MemorySideEffectStore } from '../../src/agent/MemorySideEffectStore.js'
 import { type AgentToolContext, runTurns } from '../../src/agent/runTurns.js'
 import { sideEffect } from '../../src/agent/sideEffect.js'
 import type { ChatMessage, ChatResponse } from '../../src/types.js'
+import { chatAnswer } from '../support/chatAnswer.js'
 
 // A tool that never settles (a hung HTTP call without a timeout) held the
 // whole run past its deadline, and a re-run of the operation — the README's
@@ -31,16 +32,6 @@ function watch<T>(promise: Promise<T>) {
   return state
 }
 
-const answer = (content: ChatResponse['content']): ChatResponse => ({
-  id: 'r',
-  model: 'm',
-  provider: 'stub',
-  content,
-  text: content.flatMap((b) => (b.type === 'text' ? [b.text] : [])).join(''),
-  finishReason: content.some((b) => b.type === 'tool_call') ? 'tool_calls' : 'stop',
-  usage: { inputTokens: 1, outputTokens: 1 },
-})
-
 /** A model that asks for `lookup` once, then answers with the tool's result. */
 const model = async (messages: ChatMessage[]): Promise<ChatResponse> => {
   const last = messages.at(-1)
@@ -49,8 +40,8 @@ const model = async (messages: ChatMessage[]): Promise<ChatResponse> => {
     Array.isArray(last.content) &&
     last.content[0]?.type === 'tool_result'
   )
-    return answer([{ type: 'text', text: `answer: ${last.content[0].content}` }])
-  return answer([{ type: 'tool_call', id: 'call_1', name: 'lookup', arguments: { q: 1 } }])
+    return chatAnswer([{ type: 'text', text: `answer: ${last.content[0].content}` }])
+  return chatAnswer([{ type: 'tool_call', id: 'call_1', name: 'lookup', arguments: { q: 1 } }])
 }
 
 describe('runTurns: a tool does not outlive the run', () => {
@@ -121,7 +112,7 @@ describe('runTurns: a tool does not outlive the run', () => {
       call: async (_messages, info) => {
         seen.push(info.signal)
         controller.abort(reason)
-        return answer([{ type: 'tool_call', id: 'c', name: 'missing', arguments: {} }])
+        return chatAnswer([{ type: 'tool_call', id: 'c', name: 'missing', arguments: {} }])
       },
       tools: {},
     }).catch((e: unknown) => e)
@@ -162,7 +153,7 @@ describe('runTurns: a tool does not outlive the run', () => {
       deadline,
       call: async () => {
         calls++
-        return answer([{ type: 'text', text: 'hi' }])
+        return chatAnswer([{ type: 'text', text: 'hi' }])
       },
       tools: {},
     }).catch((e: unknown) => e)

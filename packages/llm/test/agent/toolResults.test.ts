@@ -4,6 +4,7 @@ import { MemorySideEffectStore } from '../../src/agent/MemorySideEffectStore.js'
 import { runTurns } from '../../src/agent/runTurns.js'
 import { isSideEffectStoreError } from '../../src/errors/SideEffectStoreError.js'
 import type { ChatMessage, ChatResponse, ContentBlock } from '../../src/types.js'
+import { chatAnswer } from '../support/chatAnswer.js'
 
 // A tool's value reached the model through `JSON.stringify` inside the
 // `try` that reports a tool's failure: a value JSON cannot carry (a BigInt
@@ -12,21 +13,11 @@ import type { ChatMessage, ChatResponse, ContentBlock } from '../../src/types.js
 // operation got the same remembered value and the same error. A function or
 // a symbol gave a tool result with no `content` at all.
 
-const answer = (content: ChatResponse['content']): ChatResponse => ({
-  id: 'r',
-  model: 'm',
-  provider: 'stub',
-  content,
-  text: content.flatMap((b) => (b.type === 'text' ? [b.text] : [])).join(''),
-  finishReason: content.some((b) => b.type === 'tool_call') ? 'tool_calls' : 'stop',
-  usage: { inputTokens: 1, outputTokens: 1 },
-})
-
 /** A model that asks for `send` once, then answers. */
 const model = async (messages: ChatMessage[]): Promise<ChatResponse> =>
   messages.at(-1)?.role === 'tool'
-    ? answer([{ type: 'text', text: 'done' }])
-    : answer([{ type: 'tool_call', id: 'call_1', name: 'send', arguments: { to: 'ana' } }])
+    ? chatAnswer([{ type: 'text', text: 'done' }])
+    : chatAnswer([{ type: 'tool_call', id: 'call_1', name: 'send', arguments: { to: 'ana' } }])
 
 /** The tool result the model read, from a finished run's history. */
 function toolResult(messages: ChatMessage[]): Extract<ContentBlock, { type: 'tool_result' }> {

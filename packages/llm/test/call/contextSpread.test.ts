@@ -4,7 +4,7 @@ import { runTurns } from '../../src/agent/runTurns.js'
 import { sideEffect } from '../../src/agent/sideEffect.js'
 import { withRepair } from '../../src/agent/withRepair.js'
 import { callModel } from '../../src/call/callModel.js'
-import type { ChatResponse } from '../../src/types.js'
+import { chatAnswer } from '../support/chatAnswer.js'
 import { useFakes, user } from './support/fakes.js'
 
 // The context runTurns and withRepair hand to `call` and to tools is passed
@@ -16,16 +16,6 @@ import { useFakes, user } from './support/fakes.js'
 // every field, as before.
 
 const fakes = useFakes()
-
-const answer = (content: ChatResponse['content']): ChatResponse => ({
-  id: 'r',
-  model: 'm',
-  provider: 'stub',
-  content,
-  text: content.flatMap((b) => (b.type === 'text' ? [b.text] : [])).join(''),
-  finishReason: content.some((b) => b.type === 'tool_call') ? 'tool_calls' : 'stop',
-  usage: { inputTokens: 1, outputTokens: 1 },
-})
 
 it('runTurns and withRepair: the context spread into callModel is taken; turn, lastTurn and repair still read', async () => {
   const fake = await fakes.start({ dialect: 'openai' })
@@ -64,8 +54,8 @@ it('a tool: its context spread into sideEffect is taken; key and turn still read
     store: new MemorySideEffectStore(),
     call: async () =>
       ++turn === 1
-        ? answer([{ type: 'tool_call', id: 'c1', name: 'lookup', arguments: {} }])
-        : answer([{ type: 'text', text: 'done' }]),
+        ? chatAnswer([{ type: 'tool_call', id: 'c1', name: 'lookup', arguments: {} }])
+        : chatAnswer([{ type: 'text', text: 'done' }]),
     tools: {
       lookup: async (_args, context) => {
         read.push(typeof context.key, context.turn)
