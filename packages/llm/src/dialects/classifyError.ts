@@ -58,6 +58,18 @@ export interface BodyVerdict {
    * (its body, a stream's frame), which is then not retryable (`classifyError`).
    */
   requestFault?: boolean | undefined
+  /**
+   * The provider refuses requests from where this host is — its country or
+   * region (OpenAI's 403 `unsupported_country_region_territory`, Anthropic's
+   * 403 `forbidden` "Request not allowed", Gemini's "User location is not
+   * supported") —, whichever key they carry. Not the key's fault, nor the
+   * request's: a `server_error` that is not retryable (`x-should-retry`
+   * notwithstanding: the host stays where it is), so no key is retired,
+   * this model is not asked again, and a fallback may answer; the message
+   * says so. Read as `auth` (the status's), it retired the key, moved to
+   * the next key — refused the same way — and retired that too.
+   */
+  locationRefused?: boolean | undefined
 }
 
 /**
@@ -177,9 +189,11 @@ export function classifyError(input: ErrorInput, read: BodyReader): NormalizedEr
         status < 500 &&
         kindFromStatus(status) === 'bad_request' &&
         (looksLikeWebPage(text) || PLAIN_HTTP_TO_TLS.test(text))))
-  const named = inFront
-    ? 'server_error'
-    : (kindFromBody ?? heuristic ?? (ok ? 'server_error' : kindFromStatus(status)))
+  const locationRefused = verdict?.locationRefused === true
+  const named =
+    inFront || locationRefused
+      ? 'server_error'
+      : (kindFromBody ?? heuristic ?? (ok ? 'server_error' : kindFromStatus(status)))
   // A 429, 503 or 529 whose body names only a generic failure (OpenAI's 503
   // "The engine is currently overloaded" is `type: server_error`, Anthropic's
   // `api_error`, Gemini's `INTERNAL`…) is the limit its status says, as
@@ -233,7 +247,9 @@ export function classifyError(input: ErrorInput, read: BodyReader): NormalizedEr
     cleanMessage(
       inFront
         ? `HTTP ${status} that is not the provider's JSON error (a ${status === 403 ? "firewall's or " : ''}proxy's page?): refused in front of the provider${status === 403 ? ', no key judged' : ''}${text.trim() === '' ? '' : `: ${text.trim()}`}`
-        : (verdict?.message ??
+        : locationRefused
+          ? `HTTP ${status}: the provider refuses this host's country or region (every key gets the same answer, no key is at fault)${verdict?.message?.trim() ? `: ${verdict.message.trim()}` : ''}`
+          : (verdict?.message ??
             (text.trim() || redirectMessage(status, input.headers) || `HTTP ${status}`)),
     ) ||
     (ok ? `an error inside an HTTP ${status} answer, with no readable message` : `HTTP ${status}`)
@@ -258,7 +274,7 @@ export function classifyError(input: ErrorInput, read: BodyReader): NormalizedEr
     // learn it on a second try, whatever its `x-should-retry` says: true
     // there made the gateway's 502 a retry for the client's SDK too.
     retryable:
-      kind === 'not_found' || blamesRequest
+      kind === 'not_found' || blamesRequest || locationRefused
         ? false
         : (shouldRetry ?? (inFront ? false : RETRYABLE_KINDS.has(kind))),
     status,

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest'
+import { classify, cooldownScopeOf } from '../../src/admission/slot.js'
 import { dialects } from '../../src/dialects/dialects.js'
 import { errorOver } from './support/errorOver.js'
 
@@ -48,6 +49,23 @@ describe('Baidu ERNIE / Qianfan errors', () => {
       status: 200,
       providerCode: String(code),
     })
+  })
+
+  // bce-qianfan-sdk names 336100 `ServerHighLoad` and retries it with the
+  // QPS limit (`RetryErrCodes`): the provider's load, as code 2 is. Read as
+  // an unexplained server error, each call retried it after a 1 s backoff
+  // and nothing cooled: every call of the process kept sending to the
+  // loaded provider instead of waiting out an overload or falling back.
+  it('HTTP 200 with error_code 336100 (server high load) is an overload: retryable, and the provider cools', () => {
+    const e = ernie.normalizeError({ status: 200, body: v1(336100, 'try again later') })
+    expect(e).toMatchObject({
+      kind: 'overloaded',
+      retryable: true,
+      status: 200,
+      providerCode: '336100',
+    })
+    expect(e && classify({ ok: false, error: e })).toBe('cooldown')
+    expect(e && cooldownScopeOf(e)).toBe('provider')
   })
 
   it('the `{"code":336501}` spelling is read too', () => {

@@ -103,6 +103,29 @@ describe('OpenAI errors', () => {
     expect(policy).toMatchObject({ kind: 'content_policy', retryable: false })
   })
 
+  // A reasoning model's safety check on the prompt, a 400 (t0-1#69,
+  // one-api#2101; platform.openai.com/docs/guides/reasoning#advice-on-prompting).
+  // As the status's bad_request the gateway told its client "invalid_request"
+  // for a prompt OpenAI flagged, not the refusal it is. After a 200 (mid-stream)
+  // it stays the fallback-worthy server error `inStreamRequestError` pins.
+  it('a 400 invalid_prompt ("flagged as potentially violating our usage policy") is a content-policy refusal', () => {
+    const flagged = body(
+      'invalid_prompt',
+      'invalid_request_error',
+      'Invalid prompt: your prompt was flagged as potentially violating our usage policy. Please try again with a different prompt: https://platform.openai.com/docs/guides/reasoning#advice-on-prompting',
+    )
+    expect(openai.normalizeError({ status: 400, body: flagged })).toMatchObject({
+      kind: 'content_policy',
+      retryable: false,
+      status: 400,
+      providerCode: 'invalid_prompt',
+    })
+    expect(openai.normalizeStreamError({ event: undefined, data: flagged })).toMatchObject({
+      kind: 'server_error',
+      retryable: false,
+    })
+  })
+
   // One field's string over its limit ("Expected a string with maximum
   // length 10485760", a tool description over 1024): no context window is
   // involved, so not context_length_exceeded — the field is named.

@@ -22,9 +22,13 @@ const ERNIE_CODES: Readonly<Record<string, ErrorKind>> = {
   '17': 'quota_exhausted',
   '19': 'quota_exhausted',
   '2': 'overloaded',
+  // ServerHighLoad (bce-qianfan-sdk `APIErrorCode`; the SDK retries it, as
+  // it retries the QPS limit): the provider's load, as 2 is. As a server
+  // error nothing cooled, and every call went on sending to it after a
+  // short backoff instead of waiting out an overload or falling back.
+  '336100': 'overloaded',
   '1': 'server_error',
   '336000': 'server_error',
-  '336100': 'server_error',
   '3': 'not_found',
   '6': 'auth',
   '13': 'auth',

@@ -141,7 +141,14 @@ export function readGeminiError(
     kind = 'quota_exhausted'
   }
   const messageWaitMs = retryInMessage(text)
+  // FAILED_PRECONDITION (400) "User location is not supported for the API
+  // use." (google-gemini/gemini-cli#24641; ai.google.dev/gemini-api/docs/available-regions):
+  // where this host is, not the project — unlike the free tier's "not
+  // available in your country. Please enable billing", which billing lifts.
+  // As the project's quota it retired every key in turn.
+  const locationRefused = status === 'FAILED_PRECONDITION' && USER_LOCATION.test(text.slice(0, 500))
   return {
+    ...(locationRefused ? { locationRefused: true } : {}),
     providerCode: status ?? getCode(error, 'code'),
     message,
     kind,
@@ -155,6 +162,8 @@ export function readGeminiError(
     ...(limitedBy === undefined ? {} : { limitedBy }),
   }
 }
+
+const USER_LOCATION = /\buser location is not supported\b/i
 
 /**
  * Which limit the violated quotas count: `tokens` when each quota id (or,

@@ -62,6 +62,10 @@ export function readOpenAIError(
   const messageWaitMs = tryAgainInMs(message)
   return {
     ...(requestFault ? { requestFault: true } : {}),
+    // 403 `"type":"request_forbidden"`, "Country, region, or territory not
+    // supported" (platform.openai.com/docs/guides/error-codes): this host's
+    // location, whatever key it sends (songquanpeng/one-api#1692).
+    ...(code === 'unsupported_country_region_territory' ? { locationRefused: true } : {}),
     providerCode: code ?? type,
     message,
     kind,

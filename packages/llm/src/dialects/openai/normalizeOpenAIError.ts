@@ -26,7 +26,18 @@ export function normalizeOpenAIStreamError(frame: StreamErrorInput): NormalizedE
 }
 
 function readCompatibleError(json: unknown, text: string, status: number): BodyVerdict | undefined {
-  return isGoogleError(json) ? readGeminiError(json, text, status) : readOpenAIError(json)
+  if (isGoogleError(json)) return readGeminiError(json, text, status)
+  const verdict = readOpenAIError(json)
+  // A 400 `invalid_prompt`: "Invalid prompt: your prompt was flagged as
+  // potentially violating our usage policy" (a reasoning model's safety
+  // check). As the status's `bad_request` it reached a gateway's client as
+  // an invalid request, not the refusal it is. Only on an error status:
+  // after a 200 the label is read as blaming the request without naming
+  // what (`requestFault`), as vLLM's are.
+  if (verdict?.providerCode === 'invalid_prompt' && verdict.kind === undefined && status >= 400) {
+    return { ...verdict, kind: 'content_policy' }
+  }
+  return verdict
 }
 
 /**
