@@ -510,7 +510,14 @@ export class Admission {
               // A metrics hook must not change admission (a rejecting async one neither).
               callHook(this.#limits.onWait, provider, limit.limit, waitMs)
               heldBack = true
-              await wait(Math.min(waitMs, MAX_TIMER_MS), until)
+              // Woken early when a count is given back (a request not sent):
+              // room before the reset, which this caller asleep until the
+              // reset (up to a whole window) left unused.
+              const limits = this.#limits
+              await wait(Math.min(waitMs, MAX_TIMER_MS), {
+                ...until,
+                wakeOn: (wake) => limits.onRoom(provider, wake, limit.roomSeen),
+              })
               continue
             }
             // The lanes as they are now, not as they were before the

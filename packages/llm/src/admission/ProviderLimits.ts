@@ -125,7 +125,13 @@ export type LimitDecision =
  * rejects. @internal
  */
 export type CountedDecision =
-  | Exclude<LimitDecision, { admitted: true }>
+  | (Exclude<LimitDecision, { admitted: true }> & {
+      /**
+       * The provider's give-backs this refusal has seen (`onRoom`): one made
+       * since — room before the reset — wakes a wait for the reset at once.
+       */
+      roomSeen?: number | undefined
+    })
   | { admitted: true; giveBack?: (() => Promise<void>) | undefined }
 
 interface Pair {
@@ -134,6 +140,10 @@ interface Pair {
   tpmPoints: number
   /** What this process allows of `tpmPoints` while Redis is down. */
   tpmShare: number
+  /** Give-backs made so far: what a refusal saw (`CountedDecision.roomSeen`). */
+  givenBack: number
+  /** Admission's waits for this provider's reset, woken by a give-back (`onRoom`). */
+  readonly waiting: Set<() => void>
 }
 
 /**
@@ -201,7 +211,7 @@ if current + points > tonumber(ARGV[3]) then return {current + points, ttl} end
 return {redis.call('incrby', KEYS[1], points), ttl, ends(ttl)}
 `
 
-const ADMITTED: LimitDecision = Object.freeze({ admitted: true })
+const ADMITTED: { readonly admitted: true } = Object.freeze({ admitted: true })
 
 /** Every option the constructor reads (the type checker keeps the list whole). */
 const OPTION_NAMES = Object.keys({
@@ -257,6 +267,17 @@ export class ProviderLimits {
    * without a round trip; a later count admitted with room left clears it.
    */
   readonly #fullUntil = new Map<string, number>()
+  /**
+   * Give-backs of counts Redis made, come while Redis is not asked (the
+   * back-off after a failed command, a lost connection): sent once a count
+   * finds it asked again. Handed to the local share as the library does,
+   * they gave nothing back (it never counted them), and each request
+   * released unsent in a one-second back-off held the fleet's window until
+   * it ended. Late is safe: the script gives only to the window that
+   * counted the request, never to one started since. At most
+   * `MAX_HELD_GIVE_BACKS`; one whose window has ended is dropped.
+   */
+  readonly #held: HeldGiveBack[] = []
 
   /** @internal True when the counters live in Redis: a round trip that may never answer. */
   get remote(): boolean {
@@ -390,6 +411,8 @@ export class ProviderLimits {
         tpm,
         tpmPoints: limit.tpm ?? 0,
         tpmShare: tpm === undefined ? 0 : share(limit.tpm ?? 0, instances),
+        givenBack: 0,
+        waiting: new Set(),
       })
     }
   }
@@ -416,6 +439,33 @@ export class ProviderLimits {
     return 0
   }
 
+  /**
+   * Wakes `wake` when `provider`'s limits get room back before their reset:
+   * a count given back in this process (a request not sent, or the RPM
+   * count of a request its TPM limit refused) since the refusal that saw
+   * `roomSeen` — at once when one was made in between. Returns the
+   * unsubscribe. Admission's wait for a reset listens here: without it, the
+   * callers waiting for a window stayed asleep until its reset (up to the
+   * whole window) while the request that spent it gave it back unsent.
+   * Another process's give-back is not heard (it reaches Redis only): its
+   * room is found at the reset. @internal
+   */
+  onRoom(provider: string, wake: () => void, roomSeen: number | undefined): () => void {
+    const pair = this.#pairs.get(provider)
+    if (pair === undefined) return noop
+    pair.waiting.add(wake)
+    if (roomSeen !== undefined && pair.givenBack !== roomSeen) wake()
+    return () => {
+      pair.waiting.delete(wake)
+    }
+  }
+
+  /** A count of `pair`'s is back: the waits for its reset look again. */
+  #roomMade(pair: Pair): void {
+    pair.givenBack++
+    for (const wake of [...pair.waiting]) wake()
+  }
+
   /** Remembers (`fullForMs`) that `provider`'s window is full for `ms` more, or, undefined, that it has room. */
   #full(provider: string, ms: number | undefined): void {
     if (ms === undefined || !(ms > 0) || !Number.isFinite(ms)) this.#fullUntil.delete(provider)
@@ -434,7 +484,9 @@ export class ProviderLimits {
     options: LimitOptions = {},
   ): Promise<LimitDecision> {
     const decision = await this.count(provider, tokens, options)
-    return decision.admitted ? ADMITTED : decision
+    if (decision.admitted) return ADMITTED
+    const { roomSeen: _, ...refused } = decision
+    return refused
   }
 
   /** `tryAcquire`, with the give-back of what an admitted request counted (`CountedDecision`). @internal */
@@ -456,17 +508,21 @@ export class ProviderLimits {
       )
     }
     const weight = Math.max(0, Math.ceil(given))
+    // Read before counting: a give-back that lands while the count is in
+    // flight (after the window refused it) wakes its wait at once.
+    let roomSeen = pair.givenBack
     const refuse = (
       limit: 'rpm' | 'tpm',
       retryAfterMs: number,
       reason?: string,
-    ): LimitDecision => ({
+    ): Exclude<CountedDecision, { admitted: true }> => ({
       admitted: false,
       limit,
       retryAfterMs,
       retryAtMs: Date.now() + retryAfterMs,
       fitsDeadline: Number.isFinite(retryAfterMs) && retryAfterMs + neededMs <= remaining,
       ...(reason === undefined ? {} : { reason }),
+      roomSeen,
     })
     if (pair.tpm && weight > pair.tpmPoints) {
       return Object.assign(
@@ -507,7 +563,13 @@ export class ProviderLimits {
           // as — to its own window. Given to a window another process had
           // started since (the count's had ended meanwhile), it lent that
           // window one more request than the limit.
-          if (pair.rpm) await this.#reward(pair.rpm, provider, 1, rpmWindow)
+          if (pair.rpm) {
+            await this.#reward(pair.rpm, provider, 1, rpmWindow)
+            // Callers its count refused meanwhile wait no longer; this one's
+            // own give-back does not wake it (TPM refused it).
+            this.#roomMade(pair)
+            roomSeen++
+          }
           // A share too small for this request (Infinity) says nothing of the window.
           if (Number.isFinite(refused)) this.#full(provider, refused)
           // Only the local share refuses for good (LocalShareLimiter): the whole limit was checked above.
@@ -533,7 +595,9 @@ export class ProviderLimits {
           if (pair.tpm && weight > 0) await this.#reward(pair.tpm, provider, weight, tpmWindow)
         } catch {
           // Redis failing: the count stays, an unused share until its window ends.
+          return
         }
+        this.#roomMade(pair)
       }
       return { admitted: true, giveBack }
     } finally {
@@ -541,6 +605,9 @@ export class ProviderLimits {
       // `evalsha`/`eval` fits) that answered is back too: read as `ready`,
       // it stayed degraded for good, "back" never said, once Redis had failed.
       const status = this.#redis?.status
+      if (this.#held.length > 0 && (status === undefined || status === 'ready')) {
+        this.#sendHeld()
+      }
       if (
         this.#degraded &&
         this.#fallbackUses === usesBefore &&
@@ -570,6 +637,14 @@ export class ProviderLimits {
   ): Promise<unknown> {
     const end = window === undefined ? {} : { [COUNTED_WINDOW_END]: window.endsAt }
     if (window?.local !== undefined) return window.local.giveBack(provider, points, end)
+    const status = this.#redis?.status
+    if (window !== undefined && status !== undefined && status !== 'ready') {
+      // Redis counted it and is not asked now: held until it is (`#held`).
+      if (this.#held.length < MAX_HELD_GIVE_BACKS) {
+        this.#held.push({ limiter, provider, points, window })
+      }
+      return Promise.resolve()
+    }
     // On Redis, its window named by when it ends on Redis's clock: named by
     // the PTTL its count saw, a give-back a window late (a request queued
     // for a connection, released unsent) found the next window part spent,
@@ -583,6 +658,18 @@ export class ProviderLimits {
     )
     this.#redis?.giveBackTo(undefined)
     return givenBack
+  }
+
+  /** Sends the give-backs held while Redis was not asked, but those whose windows have ended. */
+  #sendHeld(): void {
+    const now = Date.now()
+    for (const { limiter, provider, points, window } of this.#held.splice(0)) {
+      if (window.endsAt <= now) continue
+      const pair = this.#pairs.get(provider)
+      void this.#reward(limiter, provider, points, window).then(() => {
+        if (pair !== undefined) this.#roomMade(pair)
+      }, noop)
+    }
   }
 
   /** `take`, telling `onTaken` whether `limiter`'s local share made the count (Redis unavailable). */
@@ -622,9 +709,22 @@ export class ProviderLimits {
   }
 }
 
+function noop(): void {}
+
 /** What one of `instances` processes allows of `limit` while Redis is down: at least 1. */
 function share(limit: number, instances: number): number {
   return Math.max(1, Math.floor(limit / instances))
+}
+
+/** Give-backs held at most while Redis is not asked (`ProviderLimits.#held`). */
+const MAX_HELD_GIVE_BACKS = 1000
+
+/** A give-back of a count Redis made, held while Redis is not asked. */
+interface HeldGiveBack {
+  limiter: RateLimiterAbstract
+  provider: string
+  points: number
+  window: CountedWindow
 }
 
 /** The window a count went to, as a give-back names it. */

@@ -120,6 +120,28 @@ describe('a give-back goes to the limiter that counted the request: Redis or the
     expect(redis.count()).toBe(0)
   })
 
+  it('a request Redis counted, given back during the back-off after a failed count, goes back to Redis once it is asked again', async () => {
+    const redis = scriptedRedis(() => 60_000)
+    const clock = new ManualClock()
+    const limits = new ProviderLimits({
+      limits: { acme: { rpm: 2 } },
+      redis: redis.client,
+      redisBackoffMs: 1000,
+      clock,
+      logger: quiet,
+    })
+    const onRedis = await counted(limits) // on Redis: 1 of 2
+    redis.failNext()
+    await counted(limits) // Redis fails: on the local share, and the back-off starts
+    await onRedis() // not sent after all, while Redis is not asked
+    expect(redis.count()).toBe(1)
+    clock.advance(1000) // the back-off is over: the next count asks Redis
+    // Dropped (handed to the local share, which never counted it), the
+    // request held the fleet's window till it ended: 1 admitted of 2.
+    expect(await admittedOf(limits, 3)).toBe(2)
+    expect(redis.runs.filter((points) => points < 0)).toEqual([-1])
+  })
+
   it("Redis gone: a request Redis counted gives nothing to a local window ending when Redis's did", async () => {
     vi.useFakeTimers({ toFake: ['Date'] })
     const clock = new ManualClock()

@@ -1,0 +1,116 @@
+import { Deadline, ManualClock } from '@hourglass/core'
+import { redisAvailable } from '@hourglass/testkit'
+import { describe, expect, it } from 'vitest'
+import { Admission } from '../../src/admission/Admission.js'
+import type { AdmissionPermit } from '../../src/admission/AdmissionPermit.js'
+import { ProviderLimits, type ProviderLimitsOptions } from '../../src/admission/ProviderLimits.js'
+import { useRedisServer } from './support/redisServer.js'
+
+const quiet = { warn: () => {}, info: () => {} }
+
+/**
+ * An admission whose `acme` allows `limit` a minute, on a manual clock that
+ * never moves: a caller waiting for the window's reset is admitted only if
+ * something wakes it, never by the reset (a minute away). The deadline
+ * (two minutes) leaves the wait for the reset in reach, so it is waited.
+ */
+function limited(limit: { rpm?: number; tpm?: number }, more: Partial<ProviderLimitsOptions> = {}) {
+  const clock = new ManualClock(1_000)
+  // The waits for a reset admission starts (`onWait`), by limit.
+  const waits: string[] = []
+  const limits = new ProviderLimits({
+    limits: { acme: limit },
+    logger: quiet,
+    onWait: (_, which) => waits.push(which),
+    ...more,
+  })
+  const admission = new Admission({ clock, limits, logger: quiet })
+  const deadline = Deadline.after(120_000, { clock })
+  const acquire = (tokens: number, maxWaitMs?: number) =>
+    admission.acquire({ provider: 'acme', tokens, deadline, neededMs: 0, maxWaitMs })
+  return {
+    clock,
+    limits,
+    acquire,
+    waits,
+    [Symbol.dispose]: () => deadline.cancel(new Error('test over')),
+  }
+}
+
+/** Whether `promise` has settled, read without waiting for it. */
+function settledFlag(promise: Promise<unknown>): () => boolean {
+  let settled = false
+  promise.then(
+    () => (settled = true),
+    () => (settled = true),
+  )
+  return () => settled
+}
+
+describe("a request's RPM/TPM share given back wakes the callers waiting for that window", () => {
+  it.each([
+    ['rpm', { rpm: 1 }, 1],
+    ['tpm', { tpm: 10 }, 10],
+  ] as const)(
+    'in memory: a permit released unsent (%s) admits the caller waiting for the reset at once, not a minute later',
+    async (which, limit, tokens) => {
+      using acme = limited(limit)
+      const first = await acme.acquire(tokens)
+      // The window is spent: this caller waits for its reset (a minute).
+      const waiting = acme.acquire(tokens)
+      const done = settledFlag(waiting)
+      await expect.poll(() => acme.clock.pendingTimers).toBeGreaterThanOrEqual(2)
+      expect(done()).toBe(false)
+      // The first request was never sent (its cost budget refused it, the HTTP client did).
+      first.release({ sent: false })
+      await expect.poll(done).toBe(true)
+      const next = (await waiting) as AdmissionPermit
+      // Admitted on the share given back, the clock not moved: no reset waited for.
+      expect(next.provider).toBe('acme')
+      expect(acme.waits).toEqual([which])
+      expect(acme.clock.now()).toBe(1_000)
+      next.release()
+    },
+  )
+
+  it('in memory: a request the TPM limit refuses gives back its RPM count, and the caller that count refused is admitted at once', async () => {
+    using acme = limited({ rpm: 2, tpm: 100 })
+    // One request and 95 of the window's 100 tokens taken.
+    expect(await acme.limits.tryAcquire('acme', 95)).toEqual({ admitted: true })
+    // Takes the RPM window's last request, then is refused by TPM (50 > 5
+    // left), and by its caller, which takes no wait (another model answers)…
+    const big = acme.acquire(50, 0)
+    // …while this one, counted after it, is refused by RPM and waits a minute.
+    const small = acme.acquire(1)
+    await expect(big).rejects.toMatchObject({ code: 'RATE_LIMITED', limit: 'tpm' })
+    await expect.poll(settledFlag(small)).toBe(true)
+    const permit = (await small) as AdmissionPermit
+    // It did wait for the RPM window, and was woken: the clock never moved.
+    expect(acme.waits).toEqual(['rpm'])
+    expect(acme.clock.now()).toBe(1_000)
+    permit.release()
+  })
+})
+
+const available = redisAvailable()
+
+describe.skipIf(!available)('on a real Redis', () => {
+  const redis = useRedisServer()
+
+  it("a permit released unsent admits this process's caller waiting for the reset at once", async () => {
+    const client = redis.client({ lazyConnect: true, enableOfflineQueue: false })
+    await client.connect()
+    using acme = limited({ rpm: 1 }, { redis: client, keyPrefix: `wakes-${Math.random()}` })
+    const first = await acme.acquire(1)
+    const waiting = acme.acquire(1)
+    const done = settledFlag(waiting)
+    await expect.poll(() => acme.clock.pendingTimers).toBeGreaterThanOrEqual(2)
+    expect(done()).toBe(false)
+    first.release({ sent: false })
+    await expect.poll(done).toBe(true)
+    const next = (await waiting) as AdmissionPermit
+    expect(next.provider).toBe('acme')
+    expect(acme.clock.now()).toBe(1_000)
+    next.release()
+  })
+})
