@@ -1,14 +1,16 @@
 import { randomUUID } from 'node:crypto'
 import {
   currentDeadline,
-  Deadline,
+  type Deadline,
   DeadlineExceededError,
   describeValue,
+  expiryError,
   isDeadline,
   MAX_TIMER_MS,
   markExpiryOf,
   optionError,
   untilEnded,
+  wait,
 } from '@hourglass/core'
 import type { Job, JobsOptions } from 'bullmq'
 import { asOwnOrForeignExpiry } from './asOwnOrForeignExpiry.js'
@@ -554,18 +556,43 @@ function resolveMaxMs(value: number | undefined): number {
 
 /**
  * `work`, unless `deadline`'s expiry comes first (then the deadline's own
- * reason): a deadline of its own, with no parent, that a cancel of
- * `deadline` does not end; released as soon as `work` settles.
+ * reason): a cancel of `deadline` does not end the wait; its timer is
+ * released as soon as `work` settles.
+ *
+ * core's `wait` on the deadline's clock, not a `Deadline` of its own: that
+ * one was published as any deadline is, a `hourglass:deadline:create` and,
+ * once the add was in, a `hourglass:deadline:cancel` (an AbortError) for
+ * every job added — a subscriber counting cancels (callers that left) counted
+ * one per job. And a create subscriber that sheds new deadlines (a load
+ * shedder) cancelled it: the add rejected with the shed's reason while the
+ * job went on into Redis and ran, and a producer that retried on that
+ * rejection added it twice.
  */
 async function untilExpiry<T>(work: Promise<T>, deadline: Deadline): Promise<T> {
-  const expiry = Deadline.after(Math.max(0, deadline.remaining()), { clock: deadline.clock })
-  try {
-    return await untilEnded(work, { deadline: expiry })
-  } catch (error) {
-    // Expired: the caller's deadline has (same expiry, same clock); its reason names its slice and budget.
-    if (expiry.expired) deadline.throwIfExpired()
-    throw error
-  } finally {
-    expiry.cancel()
+  const left = Math.max(0, deadline.remaining())
+  if (!Number.isFinite(left)) return work
+  let over = false
+  let wakeNow: (() => void) | undefined
+  const settled = () => {
+    over = true
+    wakeNow?.()
   }
+  work.then(settled, settled)
+  const ended = await wait(left, {
+    clock: deadline.clock,
+    wakeOn: (wake) => {
+      if (over) wake()
+      else wakeNow = wake
+      return () => {
+        wakeNow = undefined
+      }
+    },
+  })
+  if (ended === 'woken') return work
+  // The deadline's own timer, armed first for the same instant, has fired
+  // (or is late: this expires it): its reason names its slice and budget. A
+  // cancel meanwhile is thrown here too, now that its time is up.
+  deadline.throwIfExpired()
+  // Disposed meanwhile (it no longer expires): its time is up all the same.
+  throw expiryError(deadline)
 }
