@@ -153,6 +153,13 @@ export class Attempt {
    * retried, however few body bytes came (`interim()`).
    */
   answerBegun = false
+  /**
+   * The dispatcher beneath threw as this attempt was handed to it
+   * (`sendAttempt`): nothing was sent, and what it threw is its own refusal
+   * — a caller's interceptor, a dispatcher of the caller's — never the
+   * upstream's failure, whatever its code says. Never retried.
+   */
+  dispatchThrew = false
 
   #phaseStart = 0
   #timer: unknown

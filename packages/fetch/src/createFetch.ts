@@ -374,6 +374,7 @@ export function createFetch(
           // A 1xx came first: the server has the request (Attempt.interim).
           afterHeaders: attempt?.answerBegun === true,
           redirected: carrier.hops > 1,
+          dispatchThrew: attempt?.dispatchThrew === true,
         },
         number,
       )

@@ -278,6 +278,7 @@ class DispatchCall implements CallDriver, AttemptHandlerHooks {
           // stopping its other calls with the first one's HeadersTimeoutError
           // had a retry announced that was never sent. As createFetch judges it.
           callerAborted: !responded && this.#call.stopped,
+          dispatchThrew: attempt.dispatchThrew,
         },
         attempt.init.number,
       ),

@@ -34,6 +34,13 @@ export interface Outcome {
    */
   callerAborted?: boolean
   /**
+   * The dispatcher beneath threw as the attempt was handed to it
+   * (`Attempt.dispatchThrew`): nothing was sent, so the upstream said
+   * nothing — an `UND_ERR_SOCKET` thrown there is no closed connection.
+   * Never retried: the same dispatcher refuses the same request again.
+   */
+  dispatchThrew?: boolean
+  /**
    * The request was redirected before it failed: a server received it and
    * answered, so a retry (which starts again at the first URL) sends it to
    * that server again.
@@ -109,7 +116,7 @@ export function decideRetry(outcome: Outcome, state: RetryState): RetryDecision 
     return { retry: false, reason: undefined, why: undefined }
   const policy = state.retry
   if (policy === false) return no('retry-disabled')
-  if (outcome.callerAborted) return no('not-retryable')
+  if (outcome.callerAborted || outcome.dispatchThrew) return no('not-retryable')
 
   let rule: string
   let delayMs = 0

@@ -39,9 +39,16 @@ export function sendAttempt(
   attempt.dispatched(headerMs)
   attempt.uploads = carriesBody(opts.body)
   const sent = attemptOptions(opts, headers)
-  const accepted = runWithAttempt(attempt, !isBodyInMemory(opts.body), () =>
-    dispatch(sent, handler),
-  )
+  let accepted: boolean
+  try {
+    accepted = runWithAttempt(attempt, !isBodyInMemory(opts.body), () => dispatch(sent, handler))
+  } catch (error) {
+    // Thrown after the attempt ended (a handler's own callback throwing
+    // through a dispatcher that answered at once): not a refusal of ours to tell.
+    if (attempt.done) throw error
+    refusedUnsent(handler, attempt, error)
+    return false
+  }
   // Read during the dispatch (undici builds its request there) as written,
   // the value the attempt's event names; read later — a layer beneath that
   // sends these options again after a back-off, or builds its request only
@@ -52,6 +59,30 @@ export function sendAttempt(
     attempt.onFinish((ended) => settleDeadlineHeader(headers, deadline, ended.error))
   }
   return accepted
+}
+
+/**
+ * The dispatcher beneath threw as the request was handed to it (a caller's
+ * own interceptor composed beneath the deadline layer, a dispatcher of the
+ * caller's refusing it): the attempt ends with that error, told through the
+ * handler as undici's own dispatchers tell a throw (`handler.onError`).
+ * Thrown on, a retry's throw escaped undici's callbacks — an uncaught
+ * exception, the call never settled — and through createFetch an undici
+ * code it carried (`UND_ERR_SOCKET`) was read as the upstream's closed
+ * connection and retried. Nothing was sent: never retried (`dispatchThrew`).
+ */
+function refusedUnsent(
+  handler: Dispatcher.DispatchHandler,
+  attempt: Attempt,
+  error: unknown,
+): void {
+  attempt.dispatchThrew = true
+  // Ended first, with the error as it was thrown: the handler's failure path
+  // reads a queued attempt's codes as a DNS or connect failure of its own.
+  attempt.finish(error)
+  const legacy = handler as { onError?: (error: unknown) => void }
+  if (typeof legacy.onError === 'function') legacy.onError(error)
+  else handler.onResponseError?.(undefined as never, error as Error)
 }
 
 /**

@@ -1,0 +1,101 @@
+import { getEventListeners } from 'node:events'
+import { Deadline } from '@hourglass/core'
+import { Agent, type Dispatcher, errors, request } from 'undici'
+import { expect, it } from 'vitest'
+import { listen } from '../../../test/support/listen.js'
+import { createFetch, deadlineInterceptor } from '../src/index.js'
+import { rejection } from './helpers.js'
+import { useCleanup } from './support/useCleanup.js'
+
+// A dispatcher beneath the deadline layer that throws as a request is handed
+// to it — a caller's own interceptor (a token refresh that fails, a policy
+// check), composed beneath — refuses that request: nothing was sent. Thrown
+// on from a retry's dispatch, the throw escaped undici's callbacks (an
+// uncaught exception, the call never settled); from the first, the attempt
+// it had announced never ended, its listener on the caller's signal kept;
+// and through createFetch an undici code the throw carried (a SocketError,
+// `UND_ERR_SOCKET`) was read as the upstream's connection closed and sent
+// again. Told as undici's own dispatchers tell a throw (its handler's
+// error), never retried.
+
+const cleanup = useCleanup()
+
+/** Throws `error` at the `nth` request handed to it; passes the others on. */
+function throwAt(nth: number, error: Error): Dispatcher.DispatcherComposeInterceptor {
+  let count = 0
+  return (dispatch) => (opts, handler) => {
+    count += 1
+    if (count === nth) throw error
+    return dispatch(opts, handler)
+  }
+}
+
+/** Answers 503 to every request; `seen.requests` counts them. */
+async function busy(): Promise<{ url: string; seen: { requests: number } }> {
+  const seen = { requests: 0 }
+  const server = await listen((req, res) => {
+    seen.requests += 1
+    req.resume()
+    res.writeHead(503).end('busy')
+  })
+  cleanup.keep(server)
+  return { url: server.url, seen }
+}
+
+it('deadlineInterceptor: a throw at the retry’s dispatch fails the call with it, no uncaught exception', async () => {
+  const { url, seen } = await busy()
+  const refusal = new Error('token refresh failed')
+  const agent = cleanup.keep(new Agent())
+  const dispatcher = agent.compose(
+    throwAt(2, refusal),
+    deadlineInterceptor({ retry: { statuses: [503] } }),
+  )
+  const events = cleanup.record()
+  const deadline = Deadline.after(5000)
+
+  const failure = await rejection(request(url, { dispatcher, deadline } as never))
+  deadline.dispose()
+
+  expect(failure).toBe(refusal)
+  expect(seen.requests).toBe(1)
+  expect(events.ends.map((end) => [end.attempt, end.statusCode, end.errorCode])).toEqual([
+    [1, 503, undefined],
+    [2, undefined, 'Error'],
+  ])
+  expect(events.skipped.map((skip) => [skip.attempt, skip.why])).toEqual([[2, 'not-retryable']])
+})
+
+it('deadlineInterceptor: a throw at the first dispatch ends the attempt it announced and lets go of the signal', async () => {
+  const { url, seen } = await busy()
+  const refusal = new Error('policy refused')
+  const agent = cleanup.keep(new Agent())
+  const dispatcher = agent.compose(throwAt(1, refusal), deadlineInterceptor())
+  const events = cleanup.record()
+  const signal = new AbortController().signal
+
+  const failure = await rejection(request(url, { dispatcher, signal }))
+
+  expect(failure).toBe(refusal)
+  expect(seen.requests).toBe(0)
+  expect(events.attempts).toHaveLength(1)
+  expect(events.ends.map((end) => end.errorCode)).toEqual(['Error'])
+  expect(getEventListeners(signal, 'abort')).toHaveLength(0)
+})
+
+it('createFetch: an undici SocketError thrown by the dispatcher is not read as a closed connection, nor retried', async () => {
+  const { url, seen } = await busy()
+  const refusal = new errors.SocketError('refused by the caller’s own interceptor')
+  const agent = cleanup.keep(new Agent())
+  const fetch = createFetch({ dispatcher: agent.compose(throwAt(1, refusal)) })
+  const events = cleanup.record()
+
+  const failure = await rejection(fetch(url))
+
+  expect(failure).toBe(refusal)
+  expect(seen.requests).toBe(0)
+  expect(events.retries).toEqual([])
+  expect(events.attempts).toHaveLength(1)
+  expect(events.skipped.map((skip) => [skip.reason, skip.why])).toEqual([
+    ['UND_ERR_SOCKET', 'not-retryable'],
+  ])
+})
