@@ -22,6 +22,7 @@ export {
   escapeUnprintable,
   estimatePromptTokens,
   gemini,
+  type InvalidChatRequestError,
   isBudgetExceeded,
   isInvalidChatRequest,
   isKeysRetired,

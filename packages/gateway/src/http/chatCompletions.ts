@@ -25,6 +25,7 @@ import { flushedOrCut } from './flushedOrCut.js'
 import { modelNotFound } from './modelNotFound.js'
 import { parseChatRequest } from './parseChatRequest.js'
 import { loggedPathOf } from './pathOf.js'
+import { refusedWhenReached } from './refusedWhenReached.js'
 import { refuseUnpricedFields } from './refuseUnpricedFields.js'
 import { refuseUntranslatable } from './refuseUntranslatable.js'
 import { scopeOf } from './requestScope.js'
@@ -48,6 +49,9 @@ export function chatCompletions(ctx: GatewayContext) {
     let headersSent = noop
     const fields: Record<string, unknown> = { path: loggedPathOf(req) }
     let status = 200
+    // The model's fallback list, once resolved: a fallback's refusal names its entry.
+    let targets: readonly ModelTarget[] = []
+    let maxTokensSent = true
     try {
       const {
         model: requested,
@@ -63,7 +67,9 @@ export function chatCompletions(ctx: GatewayContext) {
         throw modelNotFound(requested)
       }
       if (resolved.route) fields['route'] = `${resolved.route.side}:${resolved.name}`
-      refuseUntranslatable(ctx.config, resolved.targets, request, sentMaxTokens(req.body))
+      targets = resolved.targets
+      maxTokensSent = sentMaxTokens(req.body)
+      refuseUntranslatable(ctx.config, targets, request, maxTokensSent)
       // A cost bound must bound the bill: fields billed beyond the price table are refused under it.
       if (ctx.config.policy.maxCostUsdPerRequest !== undefined) {
         refuseUnpricedFields(request, resolved.targets, ctx.providerPrices)
@@ -104,6 +110,8 @@ export function chatCompletions(ctx: GatewayContext) {
               fields['provider'] === undefined
                 ? undefined
                 : `${fields['provider']}/${fields['upstreamModel']}`,
+            failedBeforeFirstEvent: (error) =>
+              refusedWhenReached(ctx.config, targets, fields, error, maxTokensSent),
           },
         )
       } else {
@@ -129,7 +137,11 @@ export function chatCompletions(ctx: GatewayContext) {
         }
       }
     } catch (error) {
-      const shaped = sendError(ctx, res, error)
+      const shaped = sendError(
+        ctx,
+        res,
+        refusedWhenReached(ctx.config, targets, fields, error, maxTokensSent),
+      )
       status = shaped.status
       fields['error'] = shaped.body.error.code
     } finally {

@@ -1,7 +1,7 @@
 import type { GatewayConfig, ModelTarget } from '../config/gatewayConfigSchema.js'
 import type { ChatRequest } from '../llm.js'
 import { dialects, isInvalidChatRequest } from '../llm.js'
-import { GatewayRequestError } from './GatewayRequestError.js'
+import { untranslatableRefusal } from './untranslatableRefusal.js'
 
 /**
  * Refuses, before anything is sent, a request that a provider of the
@@ -40,29 +40,13 @@ export function refuseUntranslatable(
       // for Anthropic): refused when it is asked first; as a fallback it is
       // left to refuse the value if reached — checked for the whole list,
       // every request with an email failed once Anthropic was added behind
-      // an OpenAI primary that takes it.
+      // an OpenAI primary that takes it. Reached, its refusal is answered
+      // as this one (`refusedWhenReached`).
       if (error.reason === 'provider_value' && i > 0) continue
-      throw new GatewayRequestError({
-        status: 400,
-        errorCode: 'unsupported_field',
-        param: error.field,
-        message: `${error.message} (provider "${target.provider}", dialect ${provider.dialect}, for model "${target.model}"); ${advice(error.field, error.reason, maxTokensSent)}`,
+      throw untranslatableRefusal(error, target, provider.dialect, {
+        maxTokensSent,
+        reachedLate: false,
       })
     }
   }
-}
-
-function advice(field: string, reason: string | undefined, maxTokensSent: boolean): string {
-  // A prefill is no field to remove: the refusal already says what to send.
-  if (field === 'messages') return 'or route the model elsewhere'
-  // Half an emoji is a character cut inside the field's text, not a field
-  // to remove: the whole character goes.
-  if (reason === 'lone_surrogate') {
-    return 'send the whole character (both halves of the surrogate pair) or route the model elsewhere'
-  }
-  if (field !== 'max_tokens') return 'remove the field or route the model elsewhere'
-  const raise = 'send a max_tokens above it, a lower reasoning_effort, or route the model elsewhere'
-  return maxTokensSent
-    ? raise
-    : `the request sent no max_tokens, so the gateway's policy.defaultMaxTokens was used: ${raise}`
 }

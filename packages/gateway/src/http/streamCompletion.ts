@@ -23,6 +23,8 @@ export interface StreamReplyOptions {
   onFirstEvent?: (() => void) | undefined
   /** `provider/model` of the attempt that answered, for an error's message. */
   answeredBy?: (() => string | undefined) | undefined
+  /** What a failure before the first event is answered as (a fallback's refusal, named): the failure itself by default. */
+  failedBeforeFirstEvent?: ((error: unknown) => unknown) | undefined
 }
 
 /**
@@ -60,15 +62,19 @@ export async function streamCompletion(
       throw endedInError(reply.answeredBy?.(), false)
     }
   } catch (error) {
-    const shaped = sendError(ctx, res, error)
+    const shaped = sendError(ctx, res, reply.failedBeforeFirstEvent?.(error) ?? error)
     reportDeadlineReply(res.req, shaped)
     return shaped.status
   }
   reply.onFirstEvent?.()
   const scope = scopeOf(res)
-  if (!first.done && scope !== undefined) {
-    ctx.metrics.timeToFirstToken(reply.model, ctx.clock.now() - scope.startedAt)
-  }
+  // Time to first token is recorded at the first token (text, thinking, a
+  // tool call), not at the first event: an answer with none — a finish
+  // alone (an empty answer, a `content_filter` stop, a `length` stop while
+  // the model thought silently) — starts its stream with its end, and
+  // recorded, it read as a first token that never came (the whole silent
+  // generation, or a filter's few ms, in the histogram).
+  let tokenSeen = false
   // The client hanging up mid-stream is a 499 in the log, whatever ended the call.
   let clientLeft = false
   // The deadline ran out while the client was not reading: the gateway cut it.
@@ -143,7 +149,15 @@ export async function streamCompletion(
     for (let next = first; !next.done; next = await events.next()) {
       // Not encoded (no finish_reason, no usage chunk): read on to the end, as above.
       if (endsInError(next)) endedBadly = true
-      else for (const chunk of encoder.encode(next.value)) await write(openAISseData(chunk))
+      else {
+        if (!tokenSeen && isToken(next.value)) {
+          tokenSeen = true
+          if (scope !== undefined) {
+            ctx.metrics.timeToFirstToken(reply.model, ctx.clock.now() - scope.startedAt)
+          }
+        }
+        for (const chunk of encoder.encode(next.value)) await write(openAISseData(chunk))
+      }
     }
     if (endedBadly) throw endedInError(reply.answeredBy?.(), true)
     await write(OPENAI_SSE_DONE)
@@ -175,6 +189,11 @@ export async function streamCompletion(
   }
   if (clientLeft && scope !== undefined) scope.errorCode ??= 'client_closed'
   return clientLeft ? 499 : 200
+}
+
+/** Output the model generated (llm's first token: an empty delta never arrives as one). */
+function isToken(event: StreamEvent): boolean {
+  return event.type === 'text' || event.type === 'thinking' || event.type === 'tool_call'
 }
 
 /** The provider's `finish` said the answer ended in an error (see `endedInError`). */

@@ -182,7 +182,7 @@ export class GatewayMetrics {
     if (errorCode === 'deadline_exceeded') this.#expiries.add(1)
   }
 
-  /** A stream's first token was written `ms` after the request arrived. */
+  /** A stream's first token (not its first event: a finish alone has none) was written `ms` after the request arrived. */
   timeToFirstToken(model: string, ms: number): void {
     this.#ttft.record(Math.max(0, ms) / 1000, { model })
   }

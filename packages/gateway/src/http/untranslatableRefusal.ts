@@ -1,0 +1,51 @@
+import type { ModelTarget } from '../config/gatewayConfigSchema.js'
+import type { InvalidChatRequestError } from '../llm.js'
+import { GatewayRequestError } from './GatewayRequestError.js'
+
+/**
+ * The 400 for a request a provider of the fallback list cannot be sent
+ * without dropping or changing something the client set: `unsupported_field`,
+ * `param` the field, the message naming the provider, its dialect and model,
+ * and what the client can do. One builder for both places it is found — up
+ * front, and at a fallback reached later that refuses a value only it
+ * refuses (`reachedLate`) — so the client reads the same refusal either way:
+ * reached late, it got llm's bare message and `invalid_request`, naming
+ * neither the provider nor what to do.
+ */
+export function untranslatableRefusal(
+  error: InvalidChatRequestError,
+  target: ModelTarget,
+  dialect: string,
+  options: { maxTokensSent: boolean; reachedLate: boolean },
+): GatewayRequestError {
+  // Reached late, the models before it did not answer (failed, or were
+  // skipped): the same request may be answered once they do, which the
+  // client cannot tell from a 400 alone.
+  const late = options.reachedLate
+    ? ', reached as a fallback: the models before it did not answer'
+    : ''
+  return new GatewayRequestError(
+    {
+      status: 400,
+      errorCode: 'unsupported_field',
+      param: error.field,
+      message: `${error.message} (provider "${target.provider}", dialect ${dialect}, for model "${target.model}"${late}); ${advice(error.field, error.reason, options.maxTokensSent)}`,
+    },
+    { cause: error },
+  )
+}
+
+function advice(field: string, reason: string | undefined, maxTokensSent: boolean): string {
+  // A prefill is no field to remove: the refusal already says what to send.
+  if (field === 'messages') return 'or route the model elsewhere'
+  // Half an emoji is a character cut inside the field's text, not a field
+  // to remove: the whole character goes.
+  if (reason === 'lone_surrogate') {
+    return 'send the whole character (both halves of the surrogate pair) or route the model elsewhere'
+  }
+  if (field !== 'max_tokens') return 'remove the field or route the model elsewhere'
+  const raise = 'send a max_tokens above it, a lower reasoning_effort, or route the model elsewhere'
+  return maxTokensSent
+    ? raise
+    : `the request sent no max_tokens, so the gateway's policy.defaultMaxTokens was used: ${raise}`
+}

@@ -1,0 +1,66 @@
+import { type FakeProvider, reply } from '@hourglass/testkit'
+import { afterAll, beforeAll, expect, it } from 'vitest'
+import { fakeProvider, fallback, type Harness, startHarness } from './support/harness.js'
+
+/**
+ * `hourglass_gateway_time_to_first_token_seconds` counts streams that wrote
+ * a token, at that token. A stream whose provider sent its finish and no
+ * token (an empty answer, a `content_filter` stop, a `length` stop spent
+ * on silent thinking) has no first token: it was recorded at its finish, so
+ * a filter's few ms, or a whole silent generation, read as a token's wait.
+ */
+let harness: Harness
+let fake: FakeProvider
+beforeAll(async () => {
+  const p = await fakeProvider('openai', ['sk-ttft'])
+  fake = p.fake
+  harness = await startHarness({
+    providers: { p: p.entry },
+    models: { empty: fallback(['p', 'gpt-4o-mini']), worded: fallback(['p', 'gpt-4o']) },
+  })
+})
+afterAll(async () => {
+  await harness?.close()
+  await fake?.close()
+})
+
+async function ttftCount(model: string): Promise<number> {
+  const page = await (await fetch(`${harness.url}/metrics`)).text()
+  const line = page
+    .split('\n')
+    .find(
+      (l) =>
+        l.startsWith('hourglass_gateway_time_to_first_token_seconds_count{') &&
+        l.includes(`model="${model}"`),
+    )
+  return line === undefined ? 0 : Number(line.split(' ').at(-1))
+}
+
+async function streamed(model: string): Promise<{ text: string; finish: string | null }> {
+  const stream = await harness.client.chat.completions.create({
+    model,
+    messages: [{ role: 'user', content: 'hi' }],
+    stream: true,
+  })
+  let text = ''
+  let finish: string | null = null
+  for await (const chunk of stream) {
+    text += chunk.choices[0]?.delta.content ?? ''
+    finish = chunk.choices[0]?.finish_reason ?? finish
+  }
+  return { text, finish }
+}
+
+it('a stream that ended with no token records no time to first token', async () => {
+  fake.enqueue(reply.text('', { finishReason: 'content_filter' }))
+  fake.enqueue(reply.text('', { finishReason: 'length' }))
+  expect(await streamed('empty')).toEqual({ text: '', finish: 'content_filter' })
+  expect(await streamed('empty')).toEqual({ text: '', finish: 'length' })
+  expect(await ttftCount('empty')).toBe(0)
+})
+
+it('a stream with a token records one, at it', async () => {
+  fake.enqueue(reply.text('hello there'))
+  expect(await streamed('worded')).toEqual({ text: 'hello there', finish: 'stop' })
+  expect(await ttftCount('worded')).toBe(1)
+})
