@@ -32,7 +32,6 @@ import { destroyIfEndStalls } from './destroyIfEndStalls.js'
 import { dropBodyHeaders } from './dropBodyHeaders.js'
 import { dropCutUpload } from './dropCutUpload.js'
 import { dropHeadBody } from './dropHeadBody.js'
-import { emitUnderDeadline } from './emitUnderDeadline.js'
 import { fromItsTurn } from './fromItsTurn.js'
 import { isHttp2 } from './isHttp2.js'
 import { markNoRetry } from './markNoRetry.js'
@@ -56,9 +55,7 @@ import { writeInvalid } from './writeInvalid.js'
 // - one new property on req, the public `req.deadline`; the IngressRequest
 //   is found from that deadline, or up the parents of one a handler put in
 //   its place (a symbol on our own Deadline, whose hidden class every
-//   request's deadline shares); a second, an own `emit`, only on a request
-//   with an upload, whose events come from the connection (see
-//   `emitUnderDeadline`);
+//   request's deadline shares);
 // - the response's listeners are added and removed with EventEmitter's own
 //   methods rather than looked up on `res` each time (libraries that patch
 //   `res.on` do it for 'drain' or 'data', not 'finish' or 'close').
@@ -361,8 +358,6 @@ export class IngressRequest {
       if (this.#answered || this.#finished) return
     }
     continueUpload(this.req, this.res)
-    // The body's events come from the connection, outside the chain's context.
-    emitUnderDeadline(this.req, this.deadline)
     runWithDeadline(this.deadline, next)
   }
 
