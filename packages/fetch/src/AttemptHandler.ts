@@ -204,8 +204,11 @@ abstract class AttemptPhases {
     if (this.errored) return
     this.errored = true
     const reason = this.attempt.reason ?? callerReason(this.attempt)
-    const error = reason ?? classifyError(raw, this.attempt)
-    if (reason === undefined && isTimeout(error)) {
+    // Thrown by the dispatcher beneath (`sendAttempt`): what it threw, as
+    // createFetch gives it — classified, an undici timeout thrown there read
+    // as our HeadersTimeoutError for a request never sent.
+    const error = reason ?? (this.attempt.dispatchThrew ? raw : classifyError(raw, this.attempt))
+    if (reason === undefined && !this.attempt.dispatchThrew && isTimeout(error)) {
       // The dispatcher's own headersTimeout / bodyTimeout fired (an Agent of
       // the caller's): stop the attempt with it, as our phase timer would,
       // so whatever listens to the attempt's stop hears the typed error —

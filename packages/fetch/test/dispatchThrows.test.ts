@@ -99,3 +99,23 @@ it('createFetch: an undici SocketError thrown by the dispatcher is not read as a
     ['UND_ERR_SOCKET', 'not-retryable'],
   ])
 })
+
+// Classified as an upstream failure, one of undici's timeouts thrown there
+// became our HeadersTimeoutError for a request never sent (createFetch gave
+// the thrown error), and the events named two different codes.
+it('deadlineInterceptor: an undici timeout thrown by the dispatcher is the call’s failure as thrown, not our timeout', async () => {
+  const { url, seen } = await busy()
+  const refusal = new errors.HeadersTimeoutError('thrown beneath')
+  const agent = cleanup.keep(new Agent())
+  const dispatcher = agent.compose(throwAt(1, refusal), deadlineInterceptor())
+  const events = cleanup.record()
+
+  const failure = await rejection(request(url, { dispatcher }))
+
+  expect(failure).toBe(refusal)
+  expect(seen.requests).toBe(0)
+  expect(events.ends.map((end) => end.errorCode)).toEqual(['UND_ERR_HEADERS_TIMEOUT'])
+  expect(events.skipped.map((skip) => [skip.reason, skip.why])).toEqual([
+    ['UND_ERR_HEADERS_TIMEOUT', 'not-retryable'],
+  ])
+})
