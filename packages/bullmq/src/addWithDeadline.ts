@@ -9,8 +9,8 @@ import {
   MAX_TIMER_MS,
   markExpiryOf,
   optionError,
+  outcomeWithin,
   untilEnded,
-  wait,
 } from '@hourglass/core'
 import type { Job, JobsOptions } from 'bullmq'
 import { asOwnOrForeignExpiry } from './asOwnOrForeignExpiry.js'
@@ -559,7 +559,7 @@ function resolveMaxMs(value: number | undefined): number {
  * reason): a cancel of `deadline` does not end the wait; its timer is
  * released as soon as `work` settles.
  *
- * core's `wait` on the deadline's clock, not a `Deadline` of its own: that
+ * core's `outcomeWithin` on the deadline's clock, not a `Deadline` of its own: that
  * one was published as any deadline is, a `hourglass:deadline:create` and,
  * once the add was in, a `hourglass:deadline:cancel` (an AbortError) for
  * every job added — a subscriber counting cancels (callers that left) counted
@@ -569,26 +569,13 @@ function resolveMaxMs(value: number | undefined): number {
  * rejection added it twice.
  */
 async function untilExpiry<T>(work: Promise<T>, deadline: Deadline): Promise<T> {
-  const left = Math.max(0, deadline.remaining())
-  if (!Number.isFinite(left)) return work
-  let over = false
-  let wakeNow: (() => void) | undefined
-  const settled = () => {
-    over = true
-    wakeNow?.()
-  }
-  work.then(settled, settled)
-  const ended = await wait(left, {
+  const outcome = await outcomeWithin(work, Math.max(0, deadline.remaining()), {
     clock: deadline.clock,
-    wakeOn: (wake) => {
-      if (over) wake()
-      else wakeNow = wake
-      return () => {
-        wakeNow = undefined
-      }
-    },
   })
-  if (ended === 'woken') return work
+  if (outcome !== undefined) {
+    if (outcome.ok) return outcome.value
+    throw outcome.error
+  }
   // The deadline's own timer, armed first for the same instant, has fired
   // (or is late: this expires it): its reason names its slice and budget. A
   // cancel meanwhile is thrown here too, now that its time is up.
