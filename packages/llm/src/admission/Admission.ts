@@ -516,7 +516,7 @@ export class Admission {
               const limits = this.#limits
               await wait(Math.min(waitMs, MAX_TIMER_MS), {
                 ...until,
-                wakeOn: (wake) => limits.onRoom(provider, wake, limit.roomSeen),
+                wakeOn: (wake) => limits.onRoom(provider, limit.limit, wake, limit.roomSeen),
               })
               continue
             }

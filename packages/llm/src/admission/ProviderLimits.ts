@@ -127,8 +127,9 @@ export type LimitDecision =
 export type CountedDecision =
   | (Exclude<LimitDecision, { admitted: true }> & {
       /**
-       * The provider's give-backs this refusal has seen (`onRoom`): one made
-       * since — room before the reset — wakes a wait for the reset at once.
+       * The give-backs to the limit that refused it (`limit`) this refusal
+       * has seen (`onRoom`): one made since — room before the reset — wakes
+       * a wait for the reset at once.
        */
       roomSeen?: number | undefined
     })
@@ -140,11 +141,14 @@ interface Pair {
   tpmPoints: number
   /** What this process allows of `tpmPoints` while Redis is down. */
   tpmShare: number
-  /** Give-backs made so far: what a refusal saw (`CountedDecision.roomSeen`). */
-  givenBack: number
-  /** Admission's waits for this provider's reset, woken by a give-back (`onRoom`). */
-  readonly waiting: Set<() => void>
+  /** Give-backs made so far, per limit: what a refusal saw (`CountedDecision.roomSeen`). */
+  readonly givenBack: Record<Dimension, number>
+  /** Admission's waits for each limit's reset, woken by a give-back to that limit (`onRoom`). */
+  readonly waiting: Record<Dimension, Set<() => void>>
 }
+
+/** The two limits a provider may have. */
+type Dimension = 'rpm' | 'tpm'
 
 /**
  * The counter script the Redis limiters run instead of rate-limiter-flexible's
@@ -411,8 +415,8 @@ export class ProviderLimits {
         tpm,
         tpmPoints: limit.tpm ?? 0,
         tpmShare: tpm === undefined ? 0 : share(limit.tpm ?? 0, instances),
-        givenBack: 0,
-        waiting: new Set(),
+        givenBack: { rpm: 0, tpm: 0 },
+        waiting: { rpm: new Set(), tpm: new Set() },
       })
     }
   }
@@ -440,30 +444,39 @@ export class ProviderLimits {
   }
 
   /**
-   * Wakes `wake` when `provider`'s limits get room back before their reset:
-   * a count given back in this process (a request not sent, or the RPM
-   * count of a request its TPM limit refused) since the refusal that saw
-   * `roomSeen` — at once when one was made in between. Returns the
+   * Wakes `wake` when `provider`'s `limit` gets room back before its reset:
+   * a count given back to it in this process (a request not sent, or, for
+   * RPM, the count of a request its TPM limit refused) since the refusal
+   * that saw `roomSeen` — at once when one was made in between. Returns the
    * unsubscribe. Admission's wait for a reset listens here: without it, the
    * callers waiting for a window stayed asleep until its reset (up to the
    * whole window) while the request that spent it gave it back unsent.
-   * Another process's give-back is not heard (it reaches Redis only): its
-   * room is found at the reset. @internal
+   * Only that limit's give-backs: woken by any, two callers waiting for a
+   * TPM reset woke each other without end (each one's count gave its RPM
+   * count back when TPM refused it again), ~90,000 counts in 2 s with no
+   * turn of the event loop. Another process's give-back is not heard (it
+   * reaches Redis only): its room is found at the reset. @internal
    */
-  onRoom(provider: string, wake: () => void, roomSeen: number | undefined): () => void {
+  onRoom(
+    provider: string,
+    limit: Dimension,
+    wake: () => void,
+    roomSeen: number | undefined,
+  ): () => void {
     const pair = this.#pairs.get(provider)
     if (pair === undefined) return noop
-    pair.waiting.add(wake)
-    if (roomSeen !== undefined && pair.givenBack !== roomSeen) wake()
+    const waiting = pair.waiting[limit]
+    waiting.add(wake)
+    if (roomSeen !== undefined && pair.givenBack[limit] !== roomSeen) wake()
     return () => {
-      pair.waiting.delete(wake)
+      waiting.delete(wake)
     }
   }
 
-  /** A count of `pair`'s is back: the waits for its reset look again. */
-  #roomMade(pair: Pair): void {
-    pair.givenBack++
-    for (const wake of [...pair.waiting]) wake()
+  /** A count of `pair`'s `limit` is back: the waits for its reset look again. */
+  #roomMade(pair: Pair, limit: Dimension): void {
+    pair.givenBack[limit]++
+    for (const wake of [...pair.waiting[limit]]) wake()
   }
 
   /** Remembers (`fullForMs`) that `provider`'s window is full for `ms` more, or, undefined, that it has room. */
@@ -510,7 +523,7 @@ export class ProviderLimits {
     const weight = Math.max(0, Math.ceil(given))
     // Read before counting: a give-back that lands while the count is in
     // flight (after the window refused it) wakes its wait at once.
-    let roomSeen = pair.givenBack
+    const seen = { ...pair.givenBack }
     const refuse = (
       limit: 'rpm' | 'tpm',
       retryAfterMs: number,
@@ -522,7 +535,7 @@ export class ProviderLimits {
       retryAtMs: Date.now() + retryAfterMs,
       fitsDeadline: Number.isFinite(retryAfterMs) && retryAfterMs + neededMs <= remaining,
       ...(reason === undefined ? {} : { reason }),
-      roomSeen,
+      roomSeen: seen[limit],
     })
     if (pair.tpm && weight > pair.tpmPoints) {
       return Object.assign(
@@ -565,10 +578,9 @@ export class ProviderLimits {
           // window one more request than the limit.
           if (pair.rpm) {
             await this.#reward(pair.rpm, provider, 1, rpmWindow)
-            // Callers its count refused meanwhile wait no longer; this one's
-            // own give-back does not wake it (TPM refused it).
-            this.#roomMade(pair)
-            roomSeen++
+            // Callers its RPM count refused meanwhile wait no longer; those
+            // waiting for TPM (this one too) gained nothing from it.
+            this.#roomMade(pair, 'rpm')
           }
           // A share too small for this request (Infinity) says nothing of the window.
           if (Number.isFinite(refused)) this.#full(provider, refused)
@@ -591,13 +603,17 @@ export class ProviderLimits {
         // What it took is back: the window has room again.
         this.#full(provider, undefined)
         try {
-          if (pair.rpm) await this.#reward(pair.rpm, provider, 1, rpmWindow)
-          if (pair.tpm && weight > 0) await this.#reward(pair.tpm, provider, weight, tpmWindow)
+          if (pair.rpm) {
+            await this.#reward(pair.rpm, provider, 1, rpmWindow)
+            this.#roomMade(pair, 'rpm')
+          }
+          if (pair.tpm && weight > 0) {
+            await this.#reward(pair.tpm, provider, weight, tpmWindow)
+            this.#roomMade(pair, 'tpm')
+          }
         } catch {
           // Redis failing: the count stays, an unused share until its window ends.
-          return
         }
-        this.#roomMade(pair)
       }
       return { admitted: true, giveBack }
     } finally {
@@ -667,7 +683,7 @@ export class ProviderLimits {
       if (window.endsAt <= now) continue
       const pair = this.#pairs.get(provider)
       void this.#reward(limiter, provider, points, window).then(() => {
-        if (pair !== undefined) this.#roomMade(pair)
+        if (pair !== undefined) this.#roomMade(pair, limiter === pair.rpm ? 'rpm' : 'tpm')
       }, noop)
     }
   }

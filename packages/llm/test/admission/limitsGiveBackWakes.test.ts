@@ -1,6 +1,6 @@
 import { Deadline, ManualClock } from '@hourglass/core'
 import { redisAvailable } from '@hourglass/testkit'
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import { Admission } from '../../src/admission/Admission.js'
 import type { AdmissionPermit } from '../../src/admission/AdmissionPermit.js'
 import { ProviderLimits, type ProviderLimitsOptions } from '../../src/admission/ProviderLimits.js'
@@ -89,6 +89,31 @@ describe("a request's RPM/TPM share given back wakes the callers waiting for tha
     expect(acme.waits).toEqual(['rpm'])
     expect(acme.clock.now()).toBe(1_000)
     permit.release()
+  })
+  // Woken by any give-back of the provider, each of two callers waiting for
+  // the TPM reset took the RPM window's request, was refused by TPM again and
+  // gave that request back — waking the other, without end: ~90,000 counts
+  // in 2 s, the event loop never turning (the whole process frozen until the
+  // reset). A give-back wakes only the callers its limit refused.
+  it('in memory: callers waiting for the TPM reset are not woken by RPM give-backs (they woke each other without end)', async () => {
+    using acme = limited({ rpm: 100, tpm: 100 })
+    expect(await acme.limits.tryAcquire('acme', 95)).toEqual({ admitted: true })
+    const count = acme.limits.count.bind(acme.limits)
+    let counts = 0
+    vi.spyOn(acme.limits, 'count').mockImplementation((...args) => {
+      // Ends a loop that would never yield, so the test fails instead of hanging.
+      if (++counts > 100) throw new Error('counted without end')
+      return count(...args)
+    })
+    const a = acme.acquire(50)
+    const b = acme.acquire(50)
+    const settled = [settledFlag(a), settledFlag(b)]
+    // Both asleep until the reset, a minute away (the clock never moves).
+    await expect.poll(() => acme.waits.length).toBe(2)
+    for (let turn = 0; turn < 20; turn++) await new Promise((resolve) => setImmediate(resolve))
+    expect(counts).toBe(2)
+    expect(acme.waits).toEqual(['tpm', 'tpm'])
+    expect(settled.map((done) => done())).toEqual([false, false])
   })
 })
 
