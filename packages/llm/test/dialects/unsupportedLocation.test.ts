@@ -14,8 +14,10 @@ const fakes = useFakes()
 /**
  * What each provider answers a request from a country or region it does not
  * serve, whichever key it carries (verbatim: OpenAI's in songquanpeng/one-api#1692,
- * home-assistant/core#120072; Anthropic's in anthropics/anthropic-sdk-typescript#457,
- * anthropics/claude-code#1613; Gemini's in google-gemini/gemini-cli#24641).
+ * home-assistant/core#120072; Gemini's in google-gemini/gemini-cli#24641).
+ * Anthropic's 403 `forbidden` "Request not allowed" is not among them: it
+ * comes for a region, and for one credential's account or role too, so it
+ * stays `auth` (the next key is tried).
  */
 const OPENAI_REGION = {
   error: {
@@ -25,7 +27,6 @@ const OPENAI_REGION = {
     type: 'request_forbidden',
   },
 }
-const ANTHROPIC_REGION = { error: { type: 'forbidden', message: 'Request not allowed' } }
 const GEMINI_LOCATION = {
   error: {
     code: 400,
@@ -37,7 +38,6 @@ const GEMINI_LOCATION = {
 describe("a provider that refuses this host's country or region", () => {
   it.each([
     ['openai', 403, OPENAI_REGION, 'unsupported_country_region_territory'],
-    ['anthropic', 403, ANTHROPIC_REGION, 'forbidden'],
     ['gemini', 400, GEMINI_LOCATION, 'FAILED_PRECONDITION'],
   ] as const)(
     '%s: judges no key (not auth, not a quota), is not retried, and says why',
@@ -55,10 +55,10 @@ describe("a provider that refuses this host's country or region", () => {
   )
 
   it('x-should-retry: true does not make it retryable: the host stays where it is', () => {
-    const e = dialects.anthropic.normalizeError({
+    const e = dialects.openai.normalizeError({
       status: 403,
       headers: new Headers({ 'x-should-retry': 'true' }),
-      body: JSON.stringify(ANTHROPIC_REGION),
+      body: JSON.stringify(OPENAI_REGION),
     })
     expect(e).toMatchObject({ kind: 'server_error', retryable: false })
   })
@@ -85,6 +85,26 @@ describe("a provider that refuses this host's country or region", () => {
       }),
     })
     expect(freeTier).toMatchObject({ kind: 'quota_exhausted', retryable: false })
+    // The location refused to an unbilled project: linking billing lifts it
+    // (u14app/neo-chat#7). Read as the host's, that key was never retired
+    // and every call went to it, where another key's project answered.
+    const unbilled = dialects.gemini.normalizeError({
+      status: 400,
+      body: JSON.stringify({
+        error: {
+          code: 400,
+          message:
+            'User location is not supported for the API use without a billing account linked.',
+          status: 'FAILED_PRECONDITION',
+        },
+      }),
+    })
+    expect(unbilled).toMatchObject({ kind: 'quota_exhausted', retryable: false })
+    const anthropicForbidden = dialects.anthropic.normalizeError({
+      status: 403,
+      body: JSON.stringify({ error: { type: 'forbidden', message: 'Request not allowed' } }),
+    })
+    expect(anthropicForbidden).toMatchObject({ kind: 'auth', retryable: false })
     const permission = dialects.anthropic.normalizeError({
       status: 403,
       body: JSON.stringify({

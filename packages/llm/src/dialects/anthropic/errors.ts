@@ -36,12 +36,6 @@ function readAnthropicError(json: unknown): BodyVerdict | undefined {
   if (type === 'overloaded_error') {
     return { providerCode: type, message, heuristicKind: 'overloaded' }
   }
-  // 403 `{"error":{"type":"forbidden","message":"Request not allowed"}}`,
-  // answered in front of the API to a host in a country or region Anthropic
-  // does not serve (anthropics/anthropic-sdk-typescript#457,
-  // anthropics/claude-code#1613; its documented key refusal is
-  // `permission_error`): every key gets it.
-  if (type === 'forbidden') return { providerCode: type, message, locationRefused: true }
   let kind = lookup(ANTHROPIC_TYPES, type)
   if (kind === 'bad_request') kind = kindInMessage(message) ?? kind
   if (kind === 'rate_limited' && isSpendCap(error, message)) kind = 'quota_exhausted'

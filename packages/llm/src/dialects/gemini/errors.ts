@@ -146,7 +146,12 @@ export function readGeminiError(
   // where this host is, not the project — unlike the free tier's "not
   // available in your country. Please enable billing", which billing lifts.
   // As the project's quota it retired every key in turn.
-  const locationRefused = status === 'FAILED_PRECONDITION' && USER_LOCATION.test(text.slice(0, 500))
+  // Not "…without a billing account linked" (u14app/neo-chat#7): the
+  // project's, which linking billing lifts, as the free tier's above — read
+  // as the host's, the unbilled key was never retired and every call went to it.
+  const opening = text.slice(0, 500)
+  const locationRefused =
+    status === 'FAILED_PRECONDITION' && USER_LOCATION.test(opening) && !BILLING.test(opening)
   return {
     ...(locationRefused ? { locationRefused: true } : {}),
     providerCode: status ?? getCode(error, 'code'),
@@ -164,6 +169,7 @@ export function readGeminiError(
 }
 
 const USER_LOCATION = /\buser location is not supported\b/i
+const BILLING = /\bbilling\b/i
 
 /**
  * Which limit the violated quotas count: `tokens` when each quota id (or,
