@@ -174,7 +174,13 @@ export const ATTR_BULLMQ_JOB_NAME = 'bullmq.job.name'
 
 /** The kind of operation: `chat` (@hourglass/llm makes chat completions). */
 export const ATTR_GEN_AI_OPERATION_NAME = 'gen_ai.operation.name'
-/** The provider: `openai`, `anthropic`, `gcp.gemini`, … (the adapter's name otherwise). */
+/**
+ * The provider, in the conventions' words: `openai`, `anthropic`,
+ * `gcp.gemini`, `deepseek`, … — an adapter named one of them, else the one
+ * its wire format names (`dashscope`, `qianfan`, `volcengine` for the Chinese
+ * providers, which the conventions do not list), never a name of the
+ * caller's own (see `genAiProvider`; the name is `hourglass.llm.provider`).
+ */
 export const ATTR_GEN_AI_PROVIDER_NAME = 'gen_ai.provider.name'
 /** The model asked for. */
 export const ATTR_GEN_AI_REQUEST_MODEL = 'gen_ai.request.model'
@@ -250,6 +256,14 @@ export const ATTR_GEN_AI_REQUEST_PRESENCE_PENALTY = 'gen_ai.request.presence_pen
  */
 export const ATTR_SERVER_ADDRESS = 'server.address'
 export const ATTR_SERVER_PORT = 'server.port'
+/**
+ * The llm adapter's own name (`ModelAdapter.name`: the gateway's config key,
+ * `oa`; llm's default, the dialect's), on model attempt spans, the GenAI
+ * client metrics, admission and cooldown events: what tells two adapters of
+ * one provider apart (two keys, two regions), which `gen_ai.provider.name`
+ * does not.
+ */
+export const ATTR_LLM_PROVIDER = 'hourglass.llm.provider'
 /** What @hourglass/llm decided after a model attempt: `success`, `retry`, `fallback`, `fail`. */
 export const ATTR_LLM_DECISION = 'hourglass.llm.decision'
 /** The key an llm admission decision or cooldown is about: llm's short, non-reversible id (`*`: every key of the provider). */

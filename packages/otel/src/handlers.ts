@@ -209,14 +209,79 @@ export function modelStoppedByCaller(m: {
 }
 
 /**
- * Adapter names that are not the GenAI conventions' provider names. Any other
- * name (`openai`, `anthropic`, or one the user gave an adapter) is used as is.
+ * The GenAI conventions' well-known `gen_ai.provider.name` values (the
+ * registry's members, as semconv 1.45's incubating
+ * `GEN_AI_PROVIDER_NAME_VALUE_*` and the GenAI conventions repository list
+ * them). An adapter named one of these is that provider, whatever wire it
+ * speaks: `groq` or `x_ai` on OpenAI's, `deepseek` on its Anthropic-compatible
+ * endpoint.
  */
-const GEN_AI_PROVIDER_NAMES: Readonly<Record<string, string>> = { gemini: 'gcp.gemini' }
+const WELL_KNOWN_PROVIDERS: ReadonlySet<string> = new Set([
+  'openai',
+  'gcp.gen_ai',
+  'gcp.vertex_ai',
+  'gcp.gemini',
+  'anthropic',
+  'cohere',
+  'azure.ai.inference',
+  'azure.ai.openai',
+  'ibm.watsonx.ai',
+  'aws.bedrock',
+  'perplexity',
+  'x_ai',
+  'deepseek',
+  'groq',
+  'mistral_ai',
+])
 
-/** An llm adapter's name as the GenAI conventions' provider name. */
-export function genAiProvider(name: string): string {
-  return GEN_AI_PROVIDER_NAMES[name] ?? name
+/**
+ * The provider each llm dialect speaks to. The conventions list no value for
+ * the Chinese providers (the attribute is an open enum): each gets the
+ * lower-case name of the platform its API is served from, the host llm's
+ * docs give for it — DashScope (Alibaba Cloud Model Studio, the value the
+ * qwen-agent OpenTelemetry instrumentation reports for it), Qianfan (Baidu
+ * AI Cloud), Volcano Engine (Ark: `volces.com`) —, as `gcp.gemini` is named
+ * after its endpoint and not its models. A record of every `DialectName`,
+ * so a dialect llm adds is a type error here until it is placed.
+ */
+const DIALECT_PROVIDERS: Readonly<Record<DialectName, string>> = {
+  openai: 'openai',
+  deepseek: 'deepseek',
+  qwen: 'dashscope',
+  ernie: 'qianfan',
+  doubao: 'volcengine',
+  anthropic: 'anthropic',
+  gemini: 'gcp.gemini',
+}
+
+function dialectProvider(name: string | undefined): string | undefined {
+  return name !== undefined && Object.hasOwn(DIALECT_PROVIDERS, name)
+    ? DIALECT_PROVIDERS[name as DialectName]
+    : undefined
+}
+
+/**
+ * A model attempt's (or an admission decision's, a cooldown's)
+ * `gen_ai.provider.name`. The adapter's name is the caller's choice — the
+ * gateway names each adapter after its config key (`oa`, `an`) — and GenAI
+ * dashboards group by the conventions' values, so the name counts only when
+ * it is one of them (`WELL_KNOWN_PROVIDERS`); the adapter's name itself is
+ * `hourglass.llm.provider`. Else the wire the attempt spoke (`dialect`),
+ * when it identifies the provider (Anthropic's, Gemini's, DeepSeek's and
+ * the Chinese providers' dialects: `DIALECT_PROVIDERS`); else the name when
+ * it is llm's own name for one (an adapter called `gemini` on Gemini's
+ * OpenAI-compatible endpoint, or a message without a dialect from an
+ * adapter that kept llm's default name); else, on OpenAI's wire, `openai`:
+ * the conventions' "best knowledge" for an OpenAI-compatible endpoint,
+ * whose `server.address` says which host it was (and the spans then carry
+ * `openai.response.*`, as that value announces). A message without a
+ * dialect and any other name — an admission decision, a cooldown, an older
+ * llm's attempt — keeps the name: nothing better is known.
+ */
+export function genAiProvider(m: { provider: string; dialect?: string | undefined }): string {
+  if (WELL_KNOWN_PROVIDERS.has(m.provider)) return m.provider
+  const byDialect = m.dialect === 'openai' ? undefined : dialectProvider(m.dialect)
+  return byDialect ?? dialectProvider(m.provider) ?? dialectProvider(m.dialect) ?? m.provider
 }
 
 /**

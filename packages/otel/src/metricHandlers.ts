@@ -19,6 +19,7 @@ import {
   ATTR_GEN_AI_RESPONSE_MODEL,
   ATTR_GEN_AI_TOKEN_TYPE,
   ATTR_HTTP_REQUEST_METHOD,
+  ATTR_LLM_PROVIDER,
   ATTR_MESSAGING_DESTINATION_NAME,
   ATTR_SERVER_ADDRESS,
   ATTR_SERVER_PORT,
@@ -170,7 +171,10 @@ export function metricHandlers(meter: Meter): Handlers {
     if (m.sent === false) return
     const attributes = defined({
       [ATTR_GEN_AI_OPERATION_NAME]: genAiOperation(m),
-      [ATTR_GEN_AI_PROVIDER_NAME]: genAiProvider(m.provider),
+      [ATTR_GEN_AI_PROVIDER_NAME]: genAiProvider(m),
+      // The adapter's name: one series per configured adapter, as before the
+      // provider name stopped being it (a config's few, not per request).
+      [ATTR_LLM_PROVIDER]: m.provider,
       // Blank when an adapter (or its answer) named none: no model is better than a blank series.
       [ATTR_GEN_AI_REQUEST_MODEL]: m.model || undefined,
       [ATTR_GEN_AI_RESPONSE_MODEL]: m.responseModel || undefined,

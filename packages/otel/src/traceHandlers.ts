@@ -67,6 +67,7 @@ import {
   ATTR_LLM_COOLDOWN_STATE,
   ATTR_LLM_DECISION,
   ATTR_LLM_KEY_ID,
+  ATTR_LLM_PROVIDER,
   ATTR_OPENAI_RESPONSE_SERVICE_TIER,
   ATTR_OPENAI_RESPONSE_SYSTEM_FINGERPRINT,
   ATTR_REQUEST_ID,
@@ -522,7 +523,9 @@ export function traceHandlers(sdkTracer: Tracer): Handlers {
         tracedSpan()?.addEvent(
           EVENT_LLM_ADMISSION,
           defined({
-            [ATTR_GEN_AI_PROVIDER_NAME]: genAiProvider(m.provider),
+            // No dialect on admission's message: a name of the caller's own stays (see genAiProvider).
+            [ATTR_GEN_AI_PROVIDER_NAME]: genAiProvider(m),
+            [ATTR_LLM_PROVIDER]: m.provider,
             [ATTR_LLM_KEY_ID]: m.keyId,
             [ATTR_LLM_ADMISSION_ACTION]: m.action,
             [ATTR_LLM_ADMISSION_CAUSE]: m.cause,
@@ -539,7 +542,8 @@ export function traceHandlers(sdkTracer: Tracer): Handlers {
         tracedSpan()?.addEvent(
           EVENT_LLM_COOLDOWN,
           defined({
-            [ATTR_GEN_AI_PROVIDER_NAME]: genAiProvider(m.provider),
+            [ATTR_GEN_AI_PROVIDER_NAME]: genAiProvider(m),
+            [ATTR_LLM_PROVIDER]: m.provider,
             [ATTR_GEN_AI_REQUEST_MODEL]: m.model || undefined,
             [ATTR_LLM_KEY_ID]: m.keyId,
             [ATTR_LLM_COOLDOWN_SCOPE]: m.scope,
@@ -596,7 +600,9 @@ function modelAttemptSpan(tracer: Tracer, m: LlmAttemptMessage, parent: Context)
       startTime: Number.isFinite(m.latencyMs) ? end - Math.max(0, m.latencyMs) : end,
       attributes: defined({
         [ATTR_GEN_AI_OPERATION_NAME]: operation,
-        [ATTR_GEN_AI_PROVIDER_NAME]: genAiProvider(m.provider),
+        // The provider, not the adapter's name (the caller's: the gateway's config key).
+        [ATTR_GEN_AI_PROVIDER_NAME]: genAiProvider(m),
+        [ATTR_LLM_PROVIDER]: m.provider,
         // "Conditionally required: if available": an adapter of the user's
         // whose model is "" names none, as its span name says.
         [ATTR_GEN_AI_REQUEST_MODEL]: m.model || undefined,

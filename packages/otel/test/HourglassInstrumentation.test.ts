@@ -233,6 +233,7 @@ describe('HourglassInstrumentation in NodeSDK', () => {
       'http.response.status_code': 200,
       'hourglass.deadline.attempt': 2,
       'hourglass.llm.decision': 'success',
+      'hourglass.llm.provider': 'openai',
     })
     expect(ok?.status.code).toBe(SpanStatusCode.UNSET)
     expect(failed?.attributes).toMatchObject({

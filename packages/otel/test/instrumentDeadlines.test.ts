@@ -666,6 +666,7 @@ describe('instrumentDeadlines: llm admission and cooldowns', () => {
     expect(start?.['hourglass.llm.cooldown.duration_ms']).toBeGreaterThan(59_000)
     expect(admission).toEqual({
       'gen_ai.provider.name': 'gcp.gemini',
+      'hourglass.llm.provider': 'gemini',
       'hourglass.llm.key_id': 'k1a2',
       'hourglass.llm.admission.action': 'wait',
       'hourglass.llm.admission.cause': 'cooldown',
@@ -673,6 +674,7 @@ describe('instrumentDeadlines: llm admission and cooldowns', () => {
     })
     expect(end).toEqual({
       'gen_ai.provider.name': 'gcp.gemini',
+      'hourglass.llm.provider': 'gemini',
       'hourglass.llm.key_id': '*',
       'hourglass.llm.cooldown.scope': 'provider',
       'hourglass.llm.cooldown.state': 'end',

@@ -6,6 +6,9 @@ import {
   type CallModelOptions,
   CostBudget,
   callModel,
+  gemini,
+  llmChannels,
+  type ModelAdapter,
   openAICompatible,
 } from '@hourglass/llm'
 import { instrumentDeadlines, type StopInstrumentation } from '@hourglass/otel'
@@ -37,7 +40,9 @@ afterEach(async () => {
   await Promise.all(providers.splice(0).map((p) => p.close()))
 })
 
-async function provider(dialect: 'openai' | 'deepseek' | 'anthropic'): Promise<FakeProvider> {
+async function provider(
+  dialect: 'openai' | 'deepseek' | 'anthropic' | 'gemini',
+): Promise<FakeProvider> {
   const started = await startFakeProvider({ dialect })
   providers.push(started)
   return started
@@ -475,6 +480,7 @@ describe("the GenAI client metrics (the conventions' required operation duration
           'gen_ai.provider.name': 'openai',
           'gen_ai.request.model': 'gpt-x',
           'gen_ai.response.model': 'gpt-x-2026',
+          'hourglass.llm.provider': 'openai',
           'server.address': '127.0.0.1',
           'server.port': Number(new URL(fake.baseURL).port),
         },
@@ -523,6 +529,7 @@ describe("the GenAI client metrics (the conventions' required operation duration
         'gen_ai.operation.name': 'chat',
         'gen_ai.provider.name': 'openai',
         'gen_ai.request.model': 'm',
+        'hourglass.llm.provider': 'openai',
         'server.address': '127.0.0.1',
         'server.port': Number(new URL(fake.baseURL).port),
         'error.type': 'DEADLINE_EXCEEDED',
@@ -667,5 +674,108 @@ describe('a caller’s abort while admission waits before a retry', () => {
     expect(chats).toHaveLength(1)
     const durations = await otel.points('gen_ai.client.operation.duration')
     expect(durations.reduce((n, p) => n + (p.value as { count: number }).count, 0)).toBe(1)
+  })
+})
+
+describe("gen_ai.provider.name: the provider, never the adapter's name (the gateway's config key)", () => {
+  it('comes from the wire the attempt spoke unless the name is a conventions value; the name is hourglass.llm.provider', async () => {
+    const [openai, claude, google] = await Promise.all([
+      provider('openai'),
+      provider('anthropic'),
+      provider('gemini'),
+    ])
+    const oa = { baseURL: openai.baseURL, apiKey: 'sk-a' }
+    // Named as @hourglass/gateway names them: after each `providers.<name>` entry.
+    const adapters: ModelAdapter[] = [
+      openAICompatible({ ...oa, name: 'oa', model: 'gpt-x' }),
+      anthropic({ baseURL: claude.baseURL, apiKey: 'sk-a', name: 'an', model: 'claude-x' }),
+      gemini({ baseURL: google.baseURL, apiKey: 'sk-a', name: 'gm', model: 'gemini-x' }),
+      openAICompatible({ ...oa, name: 'ds', model: 'deepseek-x', dialect: 'deepseek' }),
+      openAICompatible({ ...oa, name: 'qw', model: 'qwen-x', dialect: 'qwen' }),
+      openAICompatible({ ...oa, name: 'eb', model: 'ernie-x', dialect: 'ernie' }),
+      openAICompatible({ ...oa, name: 'db', model: 'doubao-x', dialect: 'doubao' }),
+      // A conventions value stays, whatever the wire: Groq's OpenAI-compatible
+      // API, DeepSeek's Anthropic-compatible one.
+      openAICompatible({ ...oa, name: 'groq', model: 'llama-x' }),
+      anthropic({ baseURL: claude.baseURL, apiKey: 'sk-a', name: 'deepseek', model: 'ds-a' }),
+      // llm's own name for a provider, on OpenAI's wire: Gemini's OpenAI-compatible endpoint.
+      openAICompatible({ ...oa, name: 'gemini', model: 'gemini-o' }),
+    ]
+    for (let i = 0; i < 7; i++) openai.enqueue(reply.text('ok'))
+    for (let i = 0; i < 2; i++) claude.enqueue(reply.text('ok'))
+    google.enqueue(reply.text('ok'))
+    await underCaller(async () => {
+      for (const model of adapters) await callModel({ models: [model], request, ...once })
+    })
+    await Promise.all(adapters.map((m) => m.close?.()))
+    const byModel = (attributes: Record<string, unknown>) => [
+      attributes['gen_ai.request.model'],
+      attributes['gen_ai.provider.name'],
+      attributes['hourglass.llm.provider'],
+    ]
+    const expected = [
+      ['gpt-x', 'openai', 'oa'],
+      ['claude-x', 'anthropic', 'an'],
+      ['gemini-x', 'gcp.gemini', 'gm'],
+      ['deepseek-x', 'deepseek', 'ds'],
+      ['qwen-x', 'dashscope', 'qw'],
+      ['ernie-x', 'qianfan', 'eb'],
+      ['doubao-x', 'volcengine', 'db'],
+      ['llama-x', 'groq', 'groq'],
+      ['ds-a', 'deepseek', 'deepseek'],
+      ['gemini-o', 'gcp.gemini', 'gemini'],
+    ]
+    const spans = otel.exporter
+      .getFinishedSpans()
+      .filter((s) => s.attributes['gen_ai.operation.name'] !== undefined)
+    expect(spans.map((s) => byModel(s.attributes))).toEqual(expected)
+    // The metrics say the same: a dashboard grouped by provider sees `openai`, not `oa`.
+    const durations = await otel.points('gen_ai.client.operation.duration')
+    expect(durations.map((p) => byModel(p.attributes))).toEqual(expected)
+    const tokens = await otel.points('gen_ai.client.token.usage')
+    expect(new Set(tokens.map((p) => p.attributes['gen_ai.provider.name']))).toEqual(
+      new Set(expected.map(([, name]) => name)),
+    )
+  })
+
+  it('without a dialect (admission, cooldowns, an older llm) a name of the caller’s own stays, and llm’s own names are mapped', () => {
+    const caller = otel.tracer.startSpan('caller')
+    context.with(trace.setSpan(context.active(), caller), () => {
+      for (const provider of ['oa', 'qwen', 'gemini', 'groq']) {
+        llmChannels.attempt.publish(() => ({
+          deadline: undefined,
+          attempt: 1,
+          model: provider,
+          provider,
+          status: 200,
+          latencyMs: 5,
+          decision: 'success',
+          costUsd: 0,
+        }))
+      }
+      llmChannels.admission.publish(() => ({
+        provider: 'oa',
+        keyId: 'k1',
+        action: 'wait',
+        cause: 'rpm',
+        waitMs: 10,
+      }))
+    })
+    caller.end()
+    const spans = otel.exporter.getFinishedSpans()
+    expect(
+      spans
+        .filter((s) => s.attributes['gen_ai.operation.name'] !== undefined)
+        .map((s) => [s.attributes['gen_ai.provider.name'], s.attributes['hourglass.llm.provider']]),
+    ).toEqual([
+      ['oa', 'oa'],
+      ['dashscope', 'qwen'],
+      ['gcp.gemini', 'gemini'],
+      ['groq', 'groq'],
+    ])
+    expect(spans.find((s) => s.name === 'caller')?.events[0]?.attributes).toMatchObject({
+      'gen_ai.provider.name': 'oa',
+      'hourglass.llm.provider': 'oa',
+    })
   })
 })
