@@ -24,13 +24,14 @@ afterAll(async () => {
   await fake?.close()
 })
 
-async function ttftCount(model: string): Promise<number> {
+/** The histogram's `_count` or `_sum` for `model` (0 when it has no series). */
+async function ttft(model: string, part: 'count' | 'sum' = 'count'): Promise<number> {
   const page = await (await fetch(`${harness.url}/metrics`)).text()
   const line = page
     .split('\n')
     .find(
       (l) =>
-        l.startsWith('hourglass_gateway_time_to_first_token_seconds_count{') &&
+        l.startsWith(`hourglass_gateway_time_to_first_token_seconds_${part}{`) &&
         l.includes(`model="${model}"`),
     )
   return line === undefined ? 0 : Number(line.split(' ').at(-1))
@@ -56,11 +57,17 @@ it('a stream that ended with no token records no time to first token', async () 
   fake.enqueue(reply.text('', { finishReason: 'length' }))
   expect(await streamed('empty')).toEqual({ text: '', finish: 'content_filter' })
   expect(await streamed('empty')).toEqual({ text: '', finish: 'length' })
-  expect(await ttftCount('empty')).toBe(0)
+  expect(await ttft('empty')).toBe(0)
 })
 
 it('a stream with a token records one, at it', async () => {
-  fake.enqueue(reply.text('hello there'))
-  expect(await streamed('worded')).toEqual({ text: 'hello there', finish: 'stop' })
-  expect(await ttftCount('worded')).toBe(1)
+  // Six words 100 ms apart: the first token comes at once, the finish ~0.5 s
+  // later. Taken at the finish (or the stream's end), the figure reads the
+  // whole stream; at the first token, a small part of it.
+  fake.enqueue(reply.text('one two three four five six', { tokenDelayMs: 100 }))
+  const started = performance.now()
+  expect(await streamed('worded')).toEqual({ text: 'one two three four five six', finish: 'stop' })
+  const wholeS = (performance.now() - started) / 1000
+  expect(await ttft('worded')).toBe(1)
+  expect(await ttft('worded', 'sum')).toBeLessThan(wholeS / 2)
 })
