@@ -58,6 +58,20 @@ async function admittedOf(limits: ProviderLimits, n: number): Promise<number> {
   return admitted
 }
 
+/** `acme` at 2 requests a minute on a scripted Redis, with a 1 s back-off after a failed count. */
+function rpmTwoOnRedis() {
+  const redis = scriptedRedis(() => 60_000)
+  const clock = new ManualClock()
+  const limits = new ProviderLimits({
+    limits: { acme: { rpm: 2 } },
+    redis: redis.client,
+    redisBackoffMs: 1000,
+    clock,
+    logger: quiet,
+  })
+  return { redis, clock, limits }
+}
+
 async function counted(limits: ProviderLimits) {
   const decision = await limits.count('acme', 0)
   if (!decision.admitted || decision.giveBack === undefined) throw new Error('not admitted')
@@ -70,15 +84,7 @@ afterEach(() => {
 
 describe('a give-back goes to the limiter that counted the request: Redis or the local share', () => {
   it('a request counted on the local share, given back once Redis answers again, gives Redis nothing', async () => {
-    const redis = scriptedRedis(() => 60_000)
-    const clock = new ManualClock()
-    const limits = new ProviderLimits({
-      limits: { acme: { rpm: 2 } },
-      redis: redis.client,
-      redisBackoffMs: 1000,
-      clock,
-      logger: quiet,
-    })
+    const { redis, clock, limits } = rpmTwoOnRedis()
     await counted(limits) // on Redis: 1 of 2
     redis.failNext()
     const local = await counted(limits) // Redis fails: on the local share
@@ -97,15 +103,7 @@ describe('a give-back goes to the limiter that counted the request: Redis or the
   })
 
   it('a request Redis counted while another was counted locally is given back to Redis', async () => {
-    const redis = scriptedRedis(() => 60_000)
-    const clock = new ManualClock()
-    const limits = new ProviderLimits({
-      limits: { acme: { rpm: 2 } },
-      redis: redis.client,
-      redisBackoffMs: 1000,
-      clock,
-      logger: quiet,
-    })
+    const { redis, clock, limits } = rpmTwoOnRedis()
     // Its round trip is slow; meanwhile another count fails over to the local share.
     redis.holdNext()
     const slow = counted(limits)
@@ -121,15 +119,7 @@ describe('a give-back goes to the limiter that counted the request: Redis or the
   })
 
   it('a request Redis counted, given back during the back-off after a failed count, goes back to Redis once it is asked again', async () => {
-    const redis = scriptedRedis(() => 60_000)
-    const clock = new ManualClock()
-    const limits = new ProviderLimits({
-      limits: { acme: { rpm: 2 } },
-      redis: redis.client,
-      redisBackoffMs: 1000,
-      clock,
-      logger: quiet,
-    })
+    const { redis, clock, limits } = rpmTwoOnRedis()
     const onRedis = await counted(limits) // on Redis: 1 of 2
     redis.failNext()
     await counted(limits) // Redis fails: on the local share, and the back-off starts
