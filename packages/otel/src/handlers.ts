@@ -232,6 +232,7 @@ const WELL_KNOWN_PROVIDERS: ReadonlySet<string> = new Set([
   'deepseek',
   'groq',
   'mistral_ai',
+  'moonshot_ai',
 ])
 
 /**
@@ -274,14 +275,29 @@ function dialectProvider(name: string | undefined): string | undefined {
  * adapter that kept llm's default name); else, on OpenAI's wire, `openai`:
  * the conventions' "best knowledge" for an OpenAI-compatible endpoint,
  * whose `server.address` says which host it was (and the spans then carry
- * `openai.response.*`, as that value announces). A message without a
- * dialect and any other name — an admission decision, a cooldown, an older
- * llm's attempt — keeps the name: nothing better is known.
+ * `openai.response.*`, as that value announces). An attempt without a
+ * dialect and any other name (an older llm's) keeps the name: the chat span
+ * requires the attribute, and nothing better is known.
  */
 export function genAiProvider(m: { provider: string; dialect?: string | undefined }): string {
+  return knownGenAiProvider(m) ?? m.provider
+}
+
+/**
+ * `genAiProvider`, but nothing when only the adapter's own name is known:
+ * for llm's admission and cooldown events, whose messages carry no dialect.
+ * Given the name there, the gateway's config key (`oa`) still went out as
+ * `gen_ai.provider.name` beside the chat span's `openai`, and a trace query
+ * for the provider missed the events that explain its attempts;
+ * `hourglass.llm.provider` names the adapter on them.
+ */
+export function knownGenAiProvider(m: {
+  provider: string
+  dialect?: string | undefined
+}): string | undefined {
   if (WELL_KNOWN_PROVIDERS.has(m.provider)) return m.provider
   const byDialect = m.dialect === 'openai' ? undefined : dialectProvider(m.dialect)
-  return byDialect ?? dialectProvider(m.provider) ?? dialectProvider(m.dialect) ?? m.provider
+  return byDialect ?? dialectProvider(m.provider) ?? dialectProvider(m.dialect)
 }
 
 /**

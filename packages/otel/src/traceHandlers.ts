@@ -97,6 +97,7 @@ import {
   genAiProvider,
   type Handlers,
   httpMethod,
+  knownGenAiProvider,
   modelAttemptErrorType,
   modelHttpStatus,
   modelRetryReason,
@@ -523,8 +524,8 @@ export function traceHandlers(sdkTracer: Tracer): Handlers {
         tracedSpan()?.addEvent(
           EVENT_LLM_ADMISSION,
           defined({
-            // No dialect on admission's message: a name of the caller's own stays (see genAiProvider).
-            [ATTR_GEN_AI_PROVIDER_NAME]: genAiProvider(m),
+            // No dialect on admission's message: left out unless the name alone tells (knownGenAiProvider).
+            [ATTR_GEN_AI_PROVIDER_NAME]: knownGenAiProvider(m),
             [ATTR_LLM_PROVIDER]: m.provider,
             [ATTR_LLM_KEY_ID]: m.keyId,
             [ATTR_LLM_ADMISSION_ACTION]: m.action,
@@ -542,7 +543,7 @@ export function traceHandlers(sdkTracer: Tracer): Handlers {
         tracedSpan()?.addEvent(
           EVENT_LLM_COOLDOWN,
           defined({
-            [ATTR_GEN_AI_PROVIDER_NAME]: genAiProvider(m),
+            [ATTR_GEN_AI_PROVIDER_NAME]: knownGenAiProvider(m),
             [ATTR_LLM_PROVIDER]: m.provider,
             [ATTR_GEN_AI_REQUEST_MODEL]: m.model || undefined,
             [ATTR_LLM_KEY_ID]: m.keyId,
