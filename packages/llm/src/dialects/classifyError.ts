@@ -60,9 +60,10 @@ export interface BodyVerdict {
   requestFault?: boolean | undefined
   /**
    * The provider refuses requests from where this host is — its country or
-   * region (OpenAI's 403 `unsupported_country_region_territory`, Anthropic's
-   * 403 `forbidden` "Request not allowed", Gemini's "User location is not
-   * supported") —, whichever key they carry. Not the key's fault, nor the
+   * region (OpenAI's 403 `unsupported_country_region_territory`, Gemini's
+   * "User location is not supported" without billing named; not Anthropic's
+   * 403 `forbidden`, which comes for one credential too and stays `auth`) —,
+   * whichever key they carry. Not the key's fault, nor the
    * request's: a `server_error` that is not retryable (`x-should-retry`
    * notwithstanding: the host stays where it is), so no key is retired,
    * this model is not asked again, and a fallback may answer; the message
