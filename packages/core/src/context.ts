@@ -101,6 +101,37 @@ export function runOutsideContext<R>(fn: () => R): R {
 }
 
 /**
+ * Everything Hourglass carries in the work in progress (every slot, or that
+ * there is none), to run something in later with `runInContext`: for a
+ * callback registered now and called from elsewhere — an emitter's listener
+ * that its emitter calls from the connection's context, not the one it was
+ * added in (see @hourglass/express's request events). Opaque.
+ */
+export type ContextSnapshot = { readonly __hourglassContext: never }
+
+/** The snapshot of no context at all (outside every run). */
+const OUTSIDE = Object.freeze({})
+
+/** What the work in progress carries, to run in later (`runInContext`). */
+export function captureContext(): ContextSnapshot {
+  return (storage.getStore() ?? OUTSIDE) as unknown as ContextSnapshot
+}
+
+/** Runs `fn` in what `captureContext()` captured, whatever it runs in now. */
+export function runInContext<R>(snapshot: ContextSnapshot, fn: () => R): R {
+  const frame = snapshot as unknown
+  if (frame === OUTSIDE) return storage.exit(fn)
+  // Anything else set as the store made every lookup walk a stranger's
+  // `parent` links: refused, naming it.
+  if (typeof frame !== 'object' || frame === null || !('symbol' in frame)) {
+    throw new TypeError(
+      `runInContext expects what captureContext() returned, got ${describeValue(snapshot)}`,
+    )
+  }
+  return storage.run(frame as Frame, fn)
+}
+
+/**
  * A frame for `symbol` on the current chain, minus the frame it shadows.
  * Linked to that frame, a frame kept every value it shadowed: a worker that
  * starts each job from inside the previous one's context (a setImmediate or

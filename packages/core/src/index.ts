@@ -12,10 +12,13 @@ export {
 export { type Clock, isClock, MAX_TIMER_MS, systemClock, type TimerOptions } from './clock.js'
 export {
   type ContextKey,
+  type ContextSnapshot,
+  captureContext,
   contextKey,
   currentDeadline,
   readContext,
   remainingMs,
+  runInContext,
   runOutsideContext,
   runWithContext,
   runWithDeadline,

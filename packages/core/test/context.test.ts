@@ -1,5 +1,12 @@
 import { setTimeout as sleep } from 'node:timers/promises'
-import { currentDeadline, Deadline, remainingMs, runWithDeadline } from '@hourglass/core'
+import {
+  captureContext,
+  currentDeadline,
+  Deadline,
+  remainingMs,
+  runInContext,
+  runWithDeadline,
+} from '@hourglass/core'
 import { describe, expect, it, vi } from 'vitest'
 
 describe('AsyncLocalStorage context', () => {
@@ -40,4 +47,32 @@ it('runWithDeadline refuses what is no deadline at the call, not at every read b
   )
   expect(() => runWithDeadline(500 as never, fn)).toThrow(/got 500/)
   expect(fn).not.toHaveBeenCalled()
+})
+
+describe('captureContext / runInContext', () => {
+  it('runs a callback later in what was captured: a deadline, a hidden one, or no context at all', () => {
+    const d = Deadline.after(10_000)
+    const inside = runWithDeadline(d, () => captureContext())
+    const hidden = runWithDeadline(d, () => runWithDeadline(undefined, () => captureContext()))
+    const outside = captureContext()
+    const other = Deadline.after(10_000)
+    runWithDeadline(other, () => {
+      expect(runInContext(inside, () => currentDeadline())).toBe(d)
+      expect(runInContext(hidden, () => currentDeadline())).toBeUndefined()
+      expect(runInContext(outside, () => currentDeadline())).toBeUndefined()
+      // Only for the call: the caller's own context is back after it.
+      expect(currentDeadline()).toBe(other)
+    })
+    d.dispose()
+    other.dispose()
+  })
+
+  it('refuses what captureContext did not return, naming it', () => {
+    const fn = vi.fn()
+    expect(() => runInContext({} as never, fn)).toThrow(
+      new TypeError('runInContext expects what captureContext() returned, got an object'),
+    )
+    expect(() => runInContext(undefined as never, fn)).toThrow(/got undefined/)
+    expect(fn).not.toHaveBeenCalled()
+  })
 })
