@@ -19,6 +19,7 @@ import {
 } from '@hourglass/core'
 import type { Request, Response } from 'express'
 import { abortUploadOnClose } from './abortUploadOnClose.js'
+import { bodyListenersInContext } from './bodyListenersInContext.js'
 import { callHook } from './callHook.js'
 import {
   expressChannels,
@@ -55,7 +56,9 @@ import { writeInvalid } from './writeInvalid.js'
 // - one new property on req, the public `req.deadline`; the IngressRequest
 //   is found from that deadline, or up the parents of one a handler put in
 //   its place (a symbol on our own Deadline, whose hidden class every
-//   request's deadline shares);
+//   request's deadline shares); a second, an own `emit`, only on a request
+//   with an upload, whose events come from the connection (see
+//   `bodyListenersInContext`);
 // - the response's listeners are added and removed with EventEmitter's own
 //   methods rather than looked up on `res` each time (libraries that patch
 //   `res.on` do it for 'drain' or 'data', not 'finish' or 'close').
@@ -358,6 +361,8 @@ export class IngressRequest {
       if (this.#answered || this.#finished) return
     }
     continueUpload(this.req, this.res)
+    // The body's events come from the connection, outside the chain's context.
+    bodyListenersInContext(this.req)
     runWithDeadline(this.deadline, next)
   }
 

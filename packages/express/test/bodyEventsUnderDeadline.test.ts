@@ -1,0 +1,161 @@
+import { Readable, Transform, Writable } from 'node:stream'
+import { pipeline } from 'node:stream/promises'
+import { currentDeadline, remainingMs, runWithDeadline } from '@hourglass/core'
+import type { Request } from 'express'
+import { request } from 'undici'
+import { afterEach, describe, expect, it } from 'vitest'
+import { deadline } from '../src/index.js'
+import { client, deferred, listen, majors, type Running } from './support/servers.js'
+
+/**
+ * A handler that reads its upload itself, without a body parser: Node emits
+ * each chunk that arrives later, and the body's end, from the connection's
+ * parser, in the context the connection was accepted in. There,
+ * `currentDeadline()` read nothing once the first chunk had gone: an
+ * outbound call made from `req.on('end')` carried no deadline and was not
+ * stopped at the 504 (`remainingMs()` read Infinity).
+ */
+describe.each(majors)(
+  "the request's body events run in the context their listeners were added in ($name)",
+  (major) => {
+    let server: Running | undefined
+    afterEach(async () => {
+      await server?.close()
+      server = undefined
+    })
+
+    /** POSTs three chunks, each only once the server has read the one before. */
+    async function upload(
+      route: (req: Request, chunkRead: () => void) => Promise<unknown>,
+      headers: Record<string, string> = {},
+    ) {
+      const app = major.app()
+      app.use(deadline({ defaultMs: 5000 }))
+      let read = deferred()
+      app.post(
+        '/',
+        major.route(async (req, res) => {
+          const seen = await route(req, () => read.resolve())
+          res.json(seen)
+        }),
+      )
+      server = await listen(app)
+      async function* body() {
+        for (const chunk of ['one', 'two', 'three']) {
+          yield Buffer.from(chunk)
+          await read.promise
+          read = deferred()
+        }
+      }
+      const res = await request(server.url, {
+        method: 'POST',
+        headers,
+        body: Readable.from(body()),
+        dispatcher: client(),
+      })
+      expect(res.statusCode).toBe(200)
+      return res.body.json()
+    }
+
+    it("req.on('data') and req.on('end') read the request's deadline for every chunk, and so does a timer started there", async () => {
+      const seen = await upload(
+        (req, chunkRead) =>
+          new Promise((resolve) => {
+            const data: boolean[] = []
+            req.on('data', () => {
+              data.push(currentDeadline() === req.deadline)
+              chunkRead()
+            })
+            req.on('end', () => {
+              const end = currentDeadline() === req.deadline
+              const leftMs = remainingMs()
+              setImmediate(() =>
+                resolve({ data, end, timer: currentDeadline() === req.deadline, leftMs }),
+              )
+            })
+          }),
+      )
+      expect(seen).toMatchObject({ data: [true, true, true], end: true, timer: true })
+      // Before: Infinity, serialised as null (no deadline to propagate).
+      expect((seen as { leftMs: unknown }).leftMs).toBeGreaterThan(0)
+    })
+
+    it.each([
+      ['chunked', {}],
+      ['framed by Content-Length', { 'content-length': String('onetwothree'.length) }],
+    ])(
+      'the transforms of a pipeline(req, …) read the deadline for every chunk (%s)',
+      async (_framing, headers) => {
+        const seen = await upload(async (req, chunkRead) => {
+          const chunks: boolean[] = []
+          await pipeline(
+            req,
+            new Transform({
+              transform(chunk, _encoding, callback) {
+                chunks.push(currentDeadline() === req.deadline)
+                chunkRead()
+                callback(null, chunk)
+              },
+            }),
+            new Writable({ write: (_chunk, _encoding, callback) => callback() }),
+          )
+          return { chunks }
+        }, headers)
+        expect(seen).toEqual({ chunks: [true, true, true] })
+      },
+    )
+
+    // Each listener's own context, not the request's: run under the request's
+    // deadline, a listener added under a child deadline (or a slice) lost its
+    // limits for every chunk, and one added with the deadline hidden
+    // (`runWithDeadline(undefined, …)`, as core's README advises) found it back.
+    it('a listener added under a child deadline reads that child for every chunk and at the end; one added with the deadline hidden reads none', async () => {
+      const seen = await upload(
+        (req, chunkRead) =>
+          new Promise((resolve) => {
+            const child = req.deadline.child(1000)
+            const scoped: boolean[] = []
+            const hidden: boolean[] = []
+            runWithDeadline(child, () =>
+              req.on('data', () => {
+                scoped.push(currentDeadline() === child)
+                chunkRead()
+              }),
+            )
+            runWithDeadline(undefined, () =>
+              req.on('data', () => hidden.push(currentDeadline() === undefined)),
+            )
+            runWithDeadline(child, () =>
+              req.once('end', () => resolve({ scoped, hidden, end: currentDeadline() === child })),
+            )
+          }),
+      )
+      expect(seen).toEqual({ scoped: [true, true, true], hidden: [true, true, true], end: true })
+    })
+
+    it('a listener removed is not called, once listeners fire once, and the emit returns as Node’s does', async () => {
+      const seen = await upload(
+        (req, chunkRead) =>
+          new Promise((resolve) => {
+            let removedCalls = 0
+            let onceCalls = 0
+            const removed = () => removedCalls++
+            req.on('data', removed)
+            req.removeListener('data', removed)
+            const onceData = () => onceCalls++
+            req.once('data', onceData)
+            req.on('data', () => chunkRead())
+            req.on('end', () =>
+              resolve({
+                removedCalls,
+                onceCalls,
+                left: req.listenerCount('data'),
+                noListener: req.emit('no-such-event'),
+              }),
+            )
+          }),
+      )
+      expect(seen).toEqual({ removedCalls: 0, onceCalls: 1, left: 1, noListener: false })
+    })
+  },
+)
