@@ -473,10 +473,21 @@ export class ProviderLimits {
     }
   }
 
-  /** A count of `pair`'s `limit` is back: the waits for its reset look again. */
+  /**
+   * A count of `pair`'s `limit` is back: the waits for its reset look again
+   * — for RPM the first in line only, as a give-back is one request: woken
+   * all, every waiter counted again, the one that took it and was refused
+   * by TPM gave it back, and the rest counted again, ~N²/2 counts for N
+   * waiters (45,000 for 300, the loop never turning). The first one woken
+   * passes it on so (its own RPM give-back when TPM refuses it), one count
+   * each. A TPM give-back is some tokens, for any number of requests:
+   * every TPM waiter looks (none of them gives TPM back when refused).
+   */
   #roomMade(pair: Pair, limit: Dimension): void {
     pair.givenBack[limit]++
-    for (const wake of [...pair.waiting[limit]]) wake()
+    const waiting = pair.waiting[limit]
+    if (limit === 'rpm') waiting.values().next().value?.()
+    else for (const wake of [...waiting]) wake()
   }
 
   /** Remembers (`fullForMs`) that `provider`'s window is full for `ms` more, or, undefined, that it has room. */
@@ -765,10 +776,16 @@ async function take(
   /** Told the taken count's window, and the points it has left. */
   onTaken?: (window: CountedWindow, remainingPoints: number) => void,
 ): Promise<number | undefined> {
+  // Read before the count: its window's time left is as of the count, and
+  // the continuation may run much later (a busy loop, a GC pause, a herd of
+  // callers counting). Read after, the end drifted by that delay, and past
+  // the memory windows' 50 ms slack a give-back named another window and
+  // gave nothing: the request's share stayed spent until the reset.
+  const countedAt = Date.now()
   try {
     const taken = await limiter.consume(key, points, options)
     const ms = taken.msBeforeNext
-    onTaken?.({ ms, endsAt: Date.now() + ms }, taken.remainingPoints)
+    onTaken?.({ ms, endsAt: countedAt + ms }, taken.remainingPoints)
     return undefined
   } catch (error) {
     const ms = (error as { msBeforeNext?: unknown } | undefined)?.msBeforeNext

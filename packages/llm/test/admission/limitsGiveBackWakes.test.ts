@@ -115,6 +115,36 @@ describe("a request's RPM/TPM share given back wakes the callers waiting for tha
     expect(acme.waits).toEqual(['tpm', 'tpm'])
     expect(settled.map((done) => done())).toEqual([false, false])
   })
+
+  // A request given back is room for one: woken all, every caller waiting
+  // for the RPM reset counted again, the one that took it was refused by TPM
+  // and gave it back, and the rest counted again — ~N²/2 counts for N
+  // callers (45,000 for 300, the event loop never turning). The first in
+  // line is woken, and passes it on by its own give-back: one count each.
+  it('in memory: a request given back wakes the first caller waiting for the RPM reset, who passes it on; counts grow with the callers, not their square', async () => {
+    using acme = limited({ rpm: 2, tpm: 100 })
+    const spent = await acme.acquire(96)
+    const unsent = await acme.acquire(0)
+    const count = acme.limits.count.bind(acme.limits)
+    let counts = 0
+    vi.spyOn(acme.limits, 'count').mockImplementation((...args) => {
+      if (++counts > 1000) throw new Error('counted without end')
+      return count(...args)
+    })
+    const callers = 60
+    const waiting = Array.from({ length: callers }, () => acme.acquire(50))
+    await expect.poll(() => acme.waits.length).toBe(callers)
+    expect(new Set(acme.waits)).toEqual(new Set(['rpm']))
+    const before = counts
+    // Given back: room for one request, none for 50 more tokens (96 spent).
+    unsent.release({ sent: false })
+    // Each caller in turn takes the request, is refused by TPM, gives it
+    // back to the next, and waits for the TPM reset.
+    await expect.poll(() => acme.waits.filter((w) => w === 'tpm').length).toBe(callers)
+    expect(counts - before).toBe(callers)
+    expect(waiting.map(settledFlag).some((done) => done())).toBe(false)
+    spent.release()
+  })
 })
 
 const available = redisAvailable()

@@ -157,3 +157,22 @@ describe('a give-back goes to the limiter that counted the request: Redis or the
     expect(await admittedOf(limits, 3)).toBe(1)
   })
 })
+
+// The window a count went to was named by its end, read once the count's
+// continuation ran: a loop held 80 ms in between (a busy step, a GC pause,
+// a herd of callers counting) moved that end past the memory windows' 50 ms
+// slack, and the give-back, naming another window, gave nothing back.
+it('in memory: a count whose continuation ran late is given back all the same', async () => {
+  const limits = new ProviderLimits({ limits: { acme: { rpm: 1 } }, logger: quiet })
+  const counting = limits.count('acme', 0)
+  queueMicrotask(() => {
+    const until = Date.now() + 80
+    while (Date.now() < until) {
+      // The loop held, as by a CPU-bound step.
+    }
+  })
+  const decision = await counting
+  if (!decision.admitted || decision.giveBack === undefined) throw new Error('not admitted')
+  await decision.giveBack()
+  expect(await limits.tryAcquire('acme', 0)).toEqual({ admitted: true })
+})
