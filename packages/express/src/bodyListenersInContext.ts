@@ -1,3 +1,4 @@
+import { EventEmitter } from 'node:events'
 import type { IncomingMessage } from 'node:http'
 import { type ContextSnapshot, captureContext, runInContext } from '@hourglass/core'
 import { replaceOwn } from './replaceOwn.js'
@@ -21,10 +22,13 @@ type Emit = (this: unknown, event: string | symbol, ...args: unknown[]) => boole
  *
  * The context is taken as a listener is added (`newListener`, which Node
  * emits for `on`, `once`, `prepend…` alike, with the listener as given) and
- * used at the emit; a listener added before, or through EventEmitter's
- * prototype on another object, runs as Node runs it. Only for a request with
- * a body to come: each costs an own `emit` (a property added to a request
- * whose prototype Express set costs microseconds, see IngressRequest), and a
+ * dropped as it is removed (`removeListener`: a reader adding and removing
+ * a `readable` listener per read kept every one until the request ended).
+ * A listener added before, or after `req.removeAllListeners()` (which takes
+ * these two as well), runs as Node runs it; so does one function added
+ * twice, in two contexts, in the later one. Only for a request with a body
+ * to come: each costs an own `emit` (a property added to a request whose
+ * prototype Express set costs microseconds, see IngressRequest), and a
  * request without one has nothing arriving later.
  */
 export function bodyListenersInContext(req: IncomingMessage): void {
@@ -48,8 +52,11 @@ export function bodyListenersInContext(req: IncomingMessage): void {
         // `once` listeners are Node's wrappers, the listener as given on `.listener`.
         const given = (listener as { listener?: object }).listener ?? listener
         const context = added.get(given)
-        if (context === undefined) listener.apply(this, args)
-        else runInContext(context, () => listener.apply(this, args))
+        const result =
+          context === undefined
+            ? listener.apply(this, args)
+            : runInContext(context, () => listener.apply(this, args))
+        if (result != null) catchRejection(this, result, event, args)
       }
       return true
     },
@@ -59,6 +66,62 @@ export function bodyListenersInContext(req: IncomingMessage): void {
     if (event === 'data' || event === 'end' || event === 'readable') {
       added.set(listener, captureContext())
     }
+  })
+  req.on('removeListener', function (this: IncomingMessage, event: string | symbol, listener) {
+    if (event !== 'data' && event !== 'end' && event !== 'readable') return
+    // Still a listener of one of them (added twice, or for another): kept.
+    for (const other of ['data', 'end', 'readable'] as const) {
+      for (const l of this.rawListeners(other)) {
+        if (l === listener || (l as { listener?: unknown }).listener === listener) return
+      }
+    }
+    added.delete(listener)
+  })
+}
+
+/** EventEmitter's own, per instance (`captureRejections`), found by its description. */
+const kCapture = Object.getOwnPropertySymbols(new EventEmitter()).find(
+  (symbol) => symbol.description === 'kCapture',
+)
+
+/**
+ * What EventEmitter's emit does with a listener's promise when the emitter
+ * captures rejections (`EventEmitter.captureRejections`, or the option):
+ * its rejection destroys the request (`Symbol.for('nodejs.rejection')`,
+ * a stream's) or is emitted as `error`. Called by the emit above, an async
+ * listener's rejection went nowhere: an unhandled rejection (the process
+ * ended), the request never told.
+ */
+function catchRejection(
+  emitter: IncomingMessage,
+  result: unknown,
+  event: string | symbol,
+  args: unknown[],
+): void {
+  const target = emitter as unknown as Record<PropertyKey, unknown>
+  const capture = kCapture === undefined ? EventEmitter.captureRejections : target[kCapture]
+  if (capture !== true) return
+  const then = (result as { then?: unknown }).then
+  if (typeof then !== 'function') return
+  then.call(result, undefined, (error: unknown) => {
+    process.nextTick(() => {
+      const rejection = target[Symbol.for('nodejs.rejection')]
+      if (typeof rejection === 'function') {
+        rejection.call(emitter, error, event, ...args)
+        return
+      }
+      if (kCapture === undefined) {
+        emitter.emit('error', error)
+        return
+      }
+      const before = target[kCapture]
+      try {
+        target[kCapture] = false
+        emitter.emit('error', error)
+      } finally {
+        target[kCapture] = before
+      }
+    })
   })
 }
 

@@ -1,3 +1,4 @@
+import { EventEmitter } from 'node:events'
 import { Readable, Transform, Writable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import { currentDeadline, remainingMs, runWithDeadline } from '@hourglass/core'
@@ -150,12 +151,49 @@ describe.each(majors)(
                 removedCalls,
                 onceCalls,
                 left: req.listenerCount('data'),
-                noListener: req.emit('no-such-event'),
+                // With listeners: true, as EventEmitter's; with none: false.
+                readableWithNone: req.emit('readable'),
+                dataWithOne: req.emit('data', Buffer.alloc(0)),
               }),
             )
           }),
       )
-      expect(seen).toEqual({ removedCalls: 0, onceCalls: 1, left: 1, noListener: false })
+      expect(seen).toEqual({
+        removedCalls: 0,
+        onceCalls: 1,
+        left: 1,
+        readableWithNone: false,
+        dataWithOne: true,
+      })
+    })
+
+    // Called by the emit that runs them in their context, an async
+    // listener's rejection went nowhere: an unhandled rejection (under
+    // Node's default, the process ended), the request never told.
+    it('with EventEmitter.captureRejections, an async listener’s rejection destroys the request with it, as Node’s emit does', async () => {
+      const captured = EventEmitter.captureRejections
+      EventEmitter.captureRejections = true
+      try {
+        const app = major.app()
+        app.use(deadline({ defaultMs: 5000 }))
+        const told = deferred<unknown>()
+        app.post('/', (req) => {
+          req.on('error', (error) => told.resolve(error))
+          req.on('data', async () => {
+            throw new Error('listener failed')
+          })
+        })
+        server = await listen(app)
+        const answered = request(server.url, {
+          method: 'POST',
+          body: 'one',
+          dispatcher: client(),
+        }).catch((error: unknown) => error)
+        expect(await told.promise).toMatchObject({ message: 'listener failed' })
+        await answered
+      } finally {
+        EventEmitter.captureRejections = captured
+      }
     })
   },
 )
