@@ -381,6 +381,14 @@ export class Admission {
     // the first pass took only the store's round trip (and whatever pause the
     // process had), which a record must not call a wait for the limits.
     let heldBack = false
+    // Woken for a request given back to the RPM window (room for one, the
+    // first waiter's alone): handed on unless this call counts again.
+    let owedRoom = false
+    const handOn = () => {
+      if (!owedRoom) return
+      owedRoom = false
+      this.#limits?.passOn(provider)
+    }
 
     joinLine(slots, place)
     try {
@@ -420,6 +428,7 @@ export class Admission {
             const jitterMs = Math.min(spreadMs, Math.max(0, left))
             if (jitterMs >= 1) {
               heldBack = true
+              handOn()
               await wait(jitterMs, until)
               continue
             }
@@ -430,6 +439,7 @@ export class Admission {
             // Somebody waiting longer sends the probe; wait for it with the rest.
             seen = slots.map((s) => s.reopened)
             heldBack = true
+            handOn()
             // A probe kept for it on another slot stays kept: handed on here,
             // the next in line kept it for this caller again (it can go) and
             // woke it, which handed it on again — two waiters passing one
@@ -453,6 +463,9 @@ export class Admission {
             }
             // Bounded too: a Redis that holds the counters' commands (paused,
             // or dying with the command in flight) must not hold the call.
+            // The room it was woken for is this count's: taken, taken by
+            // another first, or handed on by its give-back when TPM refuses it.
+            owedRoom = false
             const counted = this.#limits.count(provider, tokens, { deadline, neededMs })
             let limit: CountedDecision
             try {
@@ -514,10 +527,11 @@ export class Admission {
               // room before the reset, which this caller asleep until the
               // reset (up to a whole window) left unused.
               const limits = this.#limits
-              await wait(Math.min(waitMs, MAX_TIMER_MS), {
+              const woke = await wait(Math.min(waitMs, MAX_TIMER_MS), {
                 ...until,
                 wakeOn: (wake) => limits.onRoom(provider, limit.limit, wake, limit.roomSeen),
               })
+              owedRoom = woke === 'woken' && limit.limit === 'rpm'
               continue
             }
             // The lanes as they are now, not as they were before the
@@ -615,9 +629,12 @@ export class Admission {
         heldBack = true
         // Held by another of its slots: a probe kept for it goes to the next in line.
         passProbes(slots, place)
+        handOn()
         await wait(timerMs, { ...until, wakeOn: (wake) => onChange(slots, wake, place) })
       }
     } finally {
+      // Ended (its deadline, its signal, a refusal) before it counted again.
+      handOn()
       leaveLine(slots, place)
     }
   }

@@ -490,6 +490,16 @@ export class ProviderLimits {
     else for (const wake of [...waiting]) wake()
   }
 
+  /**
+   * Wakes the first caller waiting for `provider`'s RPM reset: room for one
+   * request, handed on by a caller woken for it that will not count again
+   * (Admission: its key now cooling, its call ended) — kept, every other
+   * waiter slept until the reset beside that room. @internal
+   */
+  passOn(provider: string): void {
+    this.#pairs.get(provider)?.waiting.rpm.values().next().value?.()
+  }
+
   /** Remembers (`fullForMs`) that `provider`'s window is full for `ms` more, or, undefined, that it has room. */
   #full(provider: string, ms: number | undefined): void {
     if (ms === undefined || !(ms > 0) || !Number.isFinite(ms)) this.#fullUntil.delete(provider)
@@ -776,16 +786,10 @@ async function take(
   /** Told the taken count's window, and the points it has left. */
   onTaken?: (window: CountedWindow, remainingPoints: number) => void,
 ): Promise<number | undefined> {
-  // Read before the count: its window's time left is as of the count, and
-  // the continuation may run much later (a busy loop, a GC pause, a herd of
-  // callers counting). Read after, the end drifted by that delay, and past
-  // the memory windows' 50 ms slack a give-back named another window and
-  // gave nothing: the request's share stayed spent until the reset.
-  const countedAt = Date.now()
   try {
     const taken = await limiter.consume(key, points, options)
     const ms = taken.msBeforeNext
-    onTaken?.({ ms, endsAt: countedAt + ms }, taken.remainingPoints)
+    onTaken?.({ ms, endsAt: Date.now() + ms }, taken.remainingPoints)
     return undefined
   } catch (error) {
     const ms = (error as { msBeforeNext?: unknown } | undefined)?.msBeforeNext

@@ -31,10 +31,23 @@ function limited(limit: { rpm?: number; tpm?: number }, more: Partial<ProviderLi
   return {
     clock,
     limits,
+    admission,
+    deadline,
     acquire,
     waits,
     [Symbol.dispose]: () => deadline.cancel(new Error('test over')),
   }
+}
+
+const KEY_A = 'sk-live-AAAAAAAAAAAAAAAAAAAAAAAA'
+const KEY_B = 'sk-live-BBBBBBBBBBBBBBBBBBBBBBBB'
+const KEY_C = 'sk-live-CCCCCCCCCCCCCCCCCCCCCCCC'
+
+/** `deadline`, cancelled when the test's `using` scope ends. */
+function disposable(deadline: Deadline): Deadline & Disposable {
+  return Object.assign(deadline, {
+    [Symbol.dispose]: () => deadline.cancel(new Error('test over')),
+  })
 }
 
 /** Whether `promise` has settled, read without waiting for it. */
@@ -144,6 +157,73 @@ describe("a request's RPM/TPM share given back wakes the callers waiting for tha
     expect(counts - before).toBe(callers)
     expect(waiting.map(settledFlag).some((done) => done())).toBe(false)
     spent.release()
+  })
+
+  // The room goes to the first in line alone: one woken for it that would
+  // not count again — its key now cooling, its call ended — kept it, and
+  // every other caller slept until the reset beside it.
+  it('in memory: the first caller woken, held back by its key’s cooldown, hands the request on to the next', async () => {
+    const clock = new ManualClock(1_000)
+    const waits: string[] = []
+    const limits = new ProviderLimits({
+      limits: { acme: { rpm: 1 } },
+      logger: quiet,
+      onWait: (_, which) => waits.push(which),
+    })
+    const admission = new Admission({ clock, limits, logger: quiet })
+    using deadline = disposable(Deadline.after(120_000, { clock }))
+    const acquire = (key: string) =>
+      admission.acquire({ provider: 'acme', keys: [key], tokens: 0, deadline, neededMs: 0 })
+    const first = await acquire(KEY_C)
+    const onA = acquire(KEY_A)
+    onA.catch(() => {})
+    await expect.poll(() => waits.length).toBe(1)
+    const onB = acquire(KEY_B)
+    await expect.poll(() => waits.length).toBe(2)
+    // Key A is rate limited (another process's request on it got a 429).
+    await admission.report('acme', KEY_A, {
+      ok: false,
+      error: { kind: 'rate_limited', status: 429, retryAfterMs: 30_000 },
+    })
+    first.release({ sent: false })
+    await expect.poll(settledFlag(onB)).toBe(true)
+    ;((await onB) as AdmissionPermit).release()
+    expect(clock.now()).toBe(1_000)
+  })
+
+  it('in memory: the first caller woken, whose client left before it counted, hands the request on to the next', async () => {
+    using acme = limited({ rpm: 1 })
+    const first = await acme.acquire(0)
+    const controller = new AbortController()
+    // Its client hangs up in the turn it is woken.
+    const onRoom = acme.limits.onRoom.bind(acme.limits)
+    vi.spyOn(acme.limits, 'onRoom').mockImplementationOnce((provider, limit, wake, seen) =>
+      onRoom(
+        provider,
+        limit,
+        () => {
+          wake()
+          controller.abort(new Error('client gone'))
+        },
+        seen,
+      ),
+    )
+    const a = acme.admission.acquire({
+      provider: 'acme',
+      tokens: 0,
+      deadline: acme.deadline,
+      neededMs: 0,
+      signal: controller.signal,
+    })
+    a.catch(() => {})
+    await expect.poll(() => acme.waits.length).toBe(1)
+    const b = acme.acquire(0)
+    await expect.poll(() => acme.waits.length).toBe(2)
+    first.release({ sent: false })
+    await expect(a).rejects.toThrow('client gone')
+    await expect.poll(settledFlag(b)).toBe(true)
+    ;((await b) as AdmissionPermit).release()
+    expect(acme.clock.now()).toBe(1_000)
   })
 })
 

@@ -58,9 +58,9 @@ async function admittedOf(limits: ProviderLimits, n: number): Promise<number> {
   return admitted
 }
 
-/** `acme` at 2 requests a minute on a scripted Redis, with a 1 s back-off after a failed count. */
-function rpmTwoOnRedis() {
-  const redis = scriptedRedis(() => 60_000)
+/** `acme` at 2 requests a minute on a scripted Redis (windows of `pttl()` ms), with a 1 s back-off after a failed count. */
+function rpmTwoOnRedis(pttl: () => number = () => 60_000) {
+  const redis = scriptedRedis(pttl)
   const clock = new ManualClock()
   const limits = new ProviderLimits({
     limits: { acme: { rpm: 2 } },
@@ -134,17 +134,9 @@ describe('a give-back goes to the limiter that counted the request: Redis or the
 
   it("Redis gone: a request Redis counted gives nothing to a local window ending when Redis's did", async () => {
     vi.useFakeTimers({ toFake: ['Date'] })
-    const clock = new ManualClock()
     // The local share's window, once started, ends when Redis's window does.
     let localEnd = 0
-    const redis = scriptedRedis(() => localEnd - Date.now())
-    const limits = new ProviderLimits({
-      limits: { acme: { rpm: 2 } },
-      redis: redis.client,
-      redisBackoffMs: 1000,
-      clock,
-      logger: quiet,
-    })
+    const { redis, limits } = rpmTwoOnRedis(() => localEnd - Date.now())
     redis.client.status = 'end'
     await counted(limits) // on the local share (2): 1 of 2
     localEnd = Date.now() + 60_000
@@ -156,23 +148,4 @@ describe('a give-back goes to the limiter that counted the request: Redis or the
     await onRedis()
     expect(await admittedOf(limits, 3)).toBe(1)
   })
-})
-
-// The window a count went to was named by its end, read once the count's
-// continuation ran: a loop held 80 ms in between (a busy step, a GC pause,
-// a herd of callers counting) moved that end past the memory windows' 50 ms
-// slack, and the give-back, naming another window, gave nothing back.
-it('in memory: a count whose continuation ran late is given back all the same', async () => {
-  const limits = new ProviderLimits({ limits: { acme: { rpm: 1 } }, logger: quiet })
-  const counting = limits.count('acme', 0)
-  queueMicrotask(() => {
-    const until = Date.now() + 80
-    while (Date.now() < until) {
-      // The loop held, as by a CPU-bound step.
-    }
-  })
-  const decision = await counting
-  if (!decision.admitted || decision.giveBack === undefined) throw new Error('not admitted')
-  await decision.giveBack()
-  expect(await limits.tryAcquire('acme', 0)).toEqual({ admitted: true })
 })
