@@ -21,12 +21,14 @@ type Emit = (this: unknown, event: string | symbol, ...args: unknown[]) => boole
  * …)`), runs under that, as the code that added it did.
  *
  * The context is taken as a listener is added (`newListener`, which Node
- * emits for `on`, `once`, `prepend…` alike, with the listener as given) and
- * dropped as it is removed (`removeListener`: a reader adding and removing
- * a `readable` listener per read kept every one until the request ended).
- * A listener added before, or after `req.removeAllListeners()` (which takes
- * these two as well), runs as Node runs it; so does one function added
- * twice, in two contexts, in the later one. Only for a request with a body
+ * emits for `on`, `once`, `prepend…` alike, with the listener as given);
+ * those of listeners no longer added are dropped once they outnumber the
+ * live ones (a reader adding and removing a listener per read kept every
+ * one until the request ended; Node emits no `removeListener` for the only
+ * listener of an event, so that cannot tell). A listener added before, or
+ * after `req.removeAllListeners()` (which takes the recorder as well), runs
+ * as Node runs it; so does one function added twice, in two contexts, in
+ * the later one. Only for a request with a body
  * to come: each costs an own `emit` (a property added to a request whose
  * prototype Express set costs microseconds, see IngressRequest), and a
  * request without one has nothing arriving later.
@@ -37,6 +39,7 @@ export function bodyListenersInContext(req: IncomingMessage): void {
   // A Map, not a WeakMap: it dies with the request (an ephemeron table of
   // short-lived keys is walked by every GC, see IngressRequest).
   const added = new Map<object, ContextSnapshot>()
+  let pruneAt = PRUNE_FROM
   const ok = replaceOwn(
     req,
     'emit',
@@ -45,13 +48,14 @@ export function bodyListenersInContext(req: IncomingMessage): void {
         return emit.call(this, event, ...args)
       }
       // A copy, as EventEmitter's own emit calls them: a listener that adds
-      // or removes one changes the next emit, not this one.
+      // or removes one changes the next emit, not this one — their contexts
+      // too, read before the first is called.
       const listeners = this.rawListeners(event) as Listener[]
       if (listeners.length === 0) return emit.call(this, event, ...args)
-      for (const listener of listeners) {
-        // `once` listeners are Node's wrappers, the listener as given on `.listener`.
-        const given = (listener as { listener?: object }).listener ?? listener
-        const context = added.get(given)
+      const contexts = listeners.map((listener) => added.get(given(listener)))
+      for (let i = 0; i < listeners.length; i++) {
+        const listener = listeners[i] as Listener
+        const context = contexts[i]
         const result =
           context === undefined
             ? listener.apply(this, args)
@@ -63,20 +67,28 @@ export function bodyListenersInContext(req: IncomingMessage): void {
   )
   if (!ok) return
   req.on('newListener', (event: string | symbol, listener: object) => {
-    if (event === 'data' || event === 'end' || event === 'readable') {
-      added.set(listener, captureContext())
-    }
-  })
-  req.on('removeListener', function (this: IncomingMessage, event: string | symbol, listener) {
     if (event !== 'data' && event !== 'end' && event !== 'readable') return
-    // Still a listener of one of them (added twice, or for another): kept.
-    for (const other of ['data', 'end', 'readable'] as const) {
-      for (const l of this.rawListeners(other)) {
-        if (l === listener || (l as { listener?: unknown }).listener === listener) return
+    if (added.size >= pruneAt) {
+      // Before it is added (Node emits `newListener` first): kept by the set below.
+      const live = new Set<object>()
+      for (const body of BODY_EVENTS) {
+        for (const l of req.rawListeners(body)) live.add(given(l as Listener))
       }
+      for (const key of added.keys()) if (!live.has(key)) added.delete(key)
+      pruneAt = Math.max(PRUNE_FROM, added.size * 2)
     }
-    added.delete(listener)
+    added.set(listener, captureContext())
   })
+}
+
+const BODY_EVENTS = ['data', 'end', 'readable'] as const
+
+/** Contexts kept before those of listeners no longer added are dropped. */
+const PRUNE_FROM = 32
+
+/** The listener as given: `once` listeners are Node's wrappers of it (`.listener`). */
+function given(listener: Listener): object {
+  return (listener as { listener?: object }).listener ?? listener
 }
 
 /** EventEmitter's own, per instance (`captureRejections`), found by its description. */

@@ -1,6 +1,8 @@
 import { EventEmitter } from 'node:events'
 import { Readable, Transform, Writable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
+import v8 from 'node:v8'
+import { runInNewContext } from 'node:vm'
 import { currentDeadline, remainingMs, runWithDeadline } from '@hourglass/core'
 import type { Request } from 'express'
 import { request } from 'undici'
@@ -165,6 +167,50 @@ describe.each(majors)(
         readableWithNone: false,
         dataWithOne: true,
       })
+    })
+
+    // Each listener's context is read before the first is called: read as
+    // each one's turn came, one removed by an earlier listener of the same
+    // emit (it still runs, as Node's copy says) ran without it.
+    it('a listener removed by an earlier one of the same emit still runs in its own context', async () => {
+      const seen = await upload(
+        (req, chunkRead) =>
+          new Promise((resolve) => {
+            const child = req.deadline.child(1000)
+            const calls: boolean[] = []
+            const late = () => calls.push(currentDeadline() === child)
+            req.on('data', () => chunkRead())
+            runWithDeadline(child, () => {
+              req.on('data', () => req.off('data', late))
+              req.on('data', late)
+            })
+            req.on('end', () => resolve({ calls }))
+          }),
+      )
+      expect(seen).toEqual({ calls: [true] })
+    })
+
+    // A reader adding and removing a listener per read left every one
+    // behind until the request ended (Node emits no removeListener for the
+    // only listener of an event, so that could not tell).
+    it('the contexts of listeners no longer added are not kept until the request ends', async () => {
+      v8.setFlagsFromString('--expose-gc')
+      const gc = runInNewContext('gc') as () => void
+      const seen = await upload(async (req, chunkRead) => {
+        const refs: WeakRef<object>[] = []
+        for (let i = 0; i < 200; i++) {
+          const listener = () => {}
+          refs.push(new WeakRef(listener))
+          req.on('end', listener)
+          req.off('end', listener)
+        }
+        req.on('data', () => chunkRead())
+        await new Promise((resolve) => req.on('end', resolve))
+        gc()
+        return { alive: refs.filter((ref) => ref.deref() !== undefined).length }
+      })
+      // Dropped once they outnumber the live ones: a few dozen at most.
+      expect((seen as { alive: number }).alive).toBeLessThan(40)
     })
 
     // Called by the emit that runs them in their context, an async
