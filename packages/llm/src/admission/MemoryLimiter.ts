@@ -51,6 +51,12 @@ export class MemoryLimiter extends RateLimiterMemory {
     const counted = super.consume(key, points, options)
     // The library counts synchronously: this is the window it counted in.
     const window = windows?.get(this.getKey(key))
+    // Its end, for the count's give-back to name it by (`ProviderLimits`'s
+    // `take`), as read now: read once the count's continuation ran, a busy
+    // step, a GC pause or 3,000 callers counting at once moved it past
+    // `WINDOW_END_SLACK_MS`, and the give-back, naming another window, gave
+    // nothing back until the reset.
+    if (typeof window?.expiresAt === 'number') options[COUNTED_WINDOW_END] = window.expiresAt
     try {
       return await counted
     } catch (refused) {

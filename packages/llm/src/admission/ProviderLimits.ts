@@ -789,7 +789,11 @@ async function take(
   try {
     const taken = await limiter.consume(key, points, options)
     const ms = taken.msBeforeNext
-    onTaken?.({ ms, endsAt: Date.now() + ms }, taken.remainingPoints)
+    // Counted in memory (here, or on the local share for a Redis that
+    // failed): the end of the window it counted in, as the count read it.
+    const counted = options[COUNTED_WINDOW_END]
+    const endsAt = typeof counted === 'number' ? counted : Date.now() + ms
+    onTaken?.({ ms, endsAt }, taken.remainingPoints)
     return undefined
   } catch (error) {
     const ms = (error as { msBeforeNext?: unknown } | undefined)?.msBeforeNext

@@ -149,3 +149,48 @@ describe('a give-back goes to the limiter that counted the request: Redis or the
     expect(await admittedOf(limits, 3)).toBe(1)
   })
 })
+
+// The window a count went to is named by its end as the count read it. Read
+// once the count's continuation ran, a loop held 80 ms in between (a busy
+// step, a GC pause, 3,000 callers counting at once) moved it past the memory
+// windows' 50 ms slack; read before the count, a count the local share took
+// after a Redis command timed out (a second later) named a window too early.
+// Either way the give-back named another window and gave nothing back.
+describe('a count is given back to its window however late its continuation ran', () => {
+  it('in memory: the loop held 80 ms before the count’s continuation', async () => {
+    const limits = new ProviderLimits({ limits: { acme: { rpm: 1 } }, logger: quiet })
+    const counting = limits.count('acme', 0)
+    queueMicrotask(() => {
+      const until = Date.now() + 80
+      while (Date.now() < until) {
+        // The loop held, as by a CPU-bound step.
+      }
+    })
+    const decision = await counting
+    if (!decision.admitted || decision.giveBack === undefined) throw new Error('not admitted')
+    await decision.giveBack()
+    expect(await limits.tryAcquire('acme', 0)).toEqual({ admitted: true })
+  })
+
+  it('on the local share, after a Redis command timed out', async () => {
+    // Connected, answering nothing: the count times out and the local share takes it.
+    const frozen: RedisLimitClient & { status: string } = {
+      status: 'ready',
+      evalsha: () => new Promise(() => {}),
+      eval: () => new Promise(() => {}),
+    }
+    const limits = new ProviderLimits({
+      limits: { acme: { rpm: 1 } },
+      redis: frozen,
+      redisCommandTimeoutMs: 100,
+      redisBackoffMs: 60_000,
+      logger: quiet,
+    })
+    const decision = await limits.count('acme', 0)
+    if (!decision.admitted || decision.giveBack === undefined) throw new Error('not admitted')
+    expect(limits.degraded).toBe(true)
+    await decision.giveBack()
+    // The back-off holds: the local share (1 of 1) decides.
+    expect(await limits.tryAcquire('acme', 0)).toEqual({ admitted: true })
+  })
+})
