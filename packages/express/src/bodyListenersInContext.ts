@@ -66,18 +66,26 @@ export function bodyListenersInContext(req: IncomingMessage): void {
     },
   )
   if (!ok) return
+  let pruning = false
+  const prune = () => {
+    pruning = false
+    const live = new Set<object>()
+    for (const body of BODY_EVENTS) {
+      for (const l of req.rawListeners(body)) live.add(given(l as Listener))
+    }
+    for (const key of added.keys()) if (!live.has(key)) added.delete(key)
+    pruneAt = Math.max(PRUNE_FROM, added.size * 2)
+  }
   req.on('newListener', (event: string | symbol, listener: object) => {
     if (event !== 'data' && event !== 'end' && event !== 'readable') return
-    if (added.size >= pruneAt) {
-      // Before it is added (Node emits `newListener` first): kept by the set below.
-      const live = new Set<object>()
-      for (const body of BODY_EVENTS) {
-        for (const l of req.rawListeners(body)) live.add(given(l as Listener))
-      }
-      for (const key of added.keys()) if (!live.has(key)) added.delete(key)
-      pruneAt = Math.max(PRUNE_FROM, added.size * 2)
-    }
     added.set(listener, captureContext())
+    // Once every add under way is in: Node emits `newListener` before it
+    // adds the listener, and one added from another's `newListener` (a
+    // library watching for readers) pruned that outer one, not yet a listener.
+    if (added.size >= pruneAt && !pruning) {
+      pruning = true
+      queueMicrotask(prune)
+    }
   })
 }
 

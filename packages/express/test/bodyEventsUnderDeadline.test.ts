@@ -169,9 +169,9 @@ describe.each(majors)(
       })
     })
 
-    // Each listener's context is read before the first is called: read as
-    // each one's turn came, one removed by an earlier listener of the same
-    // emit (it still runs, as Node's copy says) ran without it.
+    // One removed by an earlier listener of the same emit still runs, as
+    // Node's copy of the listeners says — in its own context: forgotten at
+    // its removal, it ran in the emit's.
     it('a listener removed by an earlier one of the same emit still runs in its own context', async () => {
       const seen = await upload(
         (req, chunkRead) =>
