@@ -213,6 +213,40 @@ describe.each(majors)(
       expect((seen as { alive: number }).alive).toBeLessThan(40)
     })
 
+    // Node emits `newListener` before it adds the listener: pruned then, a
+    // listener added from another's `newListener` (a library watching for
+    // readers) pruned that outer one, not yet added, which then ran without
+    // its context.
+    it('a listener whose newListener adds another, as the contexts are pruned, keeps its own', async () => {
+      const seen = await upload(
+        (req, chunkRead) =>
+          new Promise((resolve) => {
+            // Up to the prune: contexts of 31 listeners no longer added.
+            for (let i = 0; i < 31; i++) {
+              const gone = () => {}
+              req.on('end', gone)
+              req.off('end', gone)
+            }
+            let watched = false
+            req.on('newListener', (event) => {
+              if (event !== 'data' || watched) return
+              watched = true
+              req.on('end', () => {})
+            })
+            const child = req.deadline.child(1000)
+            const calls: boolean[] = []
+            runWithDeadline(child, () =>
+              req.on('data', () => {
+                calls.push(currentDeadline() === child)
+                chunkRead()
+              }),
+            )
+            req.on('end', () => resolve({ calls }))
+          }),
+      )
+      expect(seen).toEqual({ calls: [true, true, true] })
+    })
+
     // Called by the emit that runs them in their context, an async
     // listener's rejection went nowhere: an unhandled rejection (under
     // Node's default, the process ended), the request never told.

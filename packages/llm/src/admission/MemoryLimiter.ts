@@ -8,9 +8,10 @@ import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible'
 export const COUNTED_WINDOW_END = 'countedWindowEndsAt'
 
 /**
- * How far apart two readings of one window's end may be: each is `Date.now()`
- * plus the ms left, read a few ms apart at most. Two windows of a key end
- * at least a window (≥ 1000 ms) apart.
+ * How far a give-back's window end may be from the stored one's: a count in
+ * memory names the stored end itself (`consume` writes it), a count of
+ * another store `Date.now()` plus the ms left; this is a margin, not the
+ * rule. Two windows of a key end at least a window (≥ 1000 ms) apart.
  */
 const WINDOW_END_SLACK_MS = 50
 
