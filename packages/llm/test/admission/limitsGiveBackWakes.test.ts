@@ -43,11 +43,28 @@ const KEY_A = 'sk-live-AAAAAAAAAAAAAAAAAAAAAAAA'
 const KEY_B = 'sk-live-BBBBBBBBBBBBBBBBBBBBBBBB'
 const KEY_C = 'sk-live-CCCCCCCCCCCCCCCCCCCCCCCC'
 
-/** `deadline`, cancelled when the test's `using` scope ends. */
-function disposable(deadline: Deadline): Deadline & Disposable {
-  return Object.assign(deadline, {
-    [Symbol.dispose]: () => deadline.cancel(new Error('test over')),
-  })
+/**
+ * Takes `tokens` (the window then spent), queues a caller for as many behind
+ * it, releases the first unsent, and returns the permit the waiting caller
+ * got: the clock never moves, so it was woken, not admitted at the reset.
+ */
+async function admittedOnGiveBack(
+  acme: ReturnType<typeof limited>,
+  tokens: number,
+): Promise<AdmissionPermit> {
+  const first = await acme.acquire(tokens)
+  // The window is spent: this caller waits for its reset (a minute).
+  const waiting = acme.acquire(tokens)
+  const done = settledFlag(waiting)
+  await expect.poll(() => acme.clock.pendingTimers).toBeGreaterThanOrEqual(2)
+  expect(done()).toBe(false)
+  // The first request was never sent (its cost budget refused it, the HTTP client did).
+  first.release({ sent: false })
+  await expect.poll(done).toBe(true)
+  const next = (await waiting) as AdmissionPermit
+  expect(next.provider).toBe('acme')
+  expect(acme.clock.now()).toBe(1_000)
+  return next
 }
 
 /** Whether `promise` has settled, read without waiting for it. */
@@ -68,20 +85,9 @@ describe("a request's RPM/TPM share given back wakes the callers waiting for tha
     'in memory: a permit released unsent (%s) admits the caller waiting for the reset at once, not a minute later',
     async (which, limit, tokens) => {
       using acme = limited(limit)
-      const first = await acme.acquire(tokens)
-      // The window is spent: this caller waits for its reset (a minute).
-      const waiting = acme.acquire(tokens)
-      const done = settledFlag(waiting)
-      await expect.poll(() => acme.clock.pendingTimers).toBeGreaterThanOrEqual(2)
-      expect(done()).toBe(false)
-      // The first request was never sent (its cost budget refused it, the HTTP client did).
-      first.release({ sent: false })
-      await expect.poll(done).toBe(true)
-      const next = (await waiting) as AdmissionPermit
       // Admitted on the share given back, the clock not moved: no reset waited for.
-      expect(next.provider).toBe('acme')
+      const next = await admittedOnGiveBack(acme, tokens)
       expect(acme.waits).toEqual([which])
-      expect(acme.clock.now()).toBe(1_000)
       next.release()
     },
   )
@@ -163,32 +169,30 @@ describe("a request's RPM/TPM share given back wakes the callers waiting for tha
   // not count again — its key now cooling, its call ended — kept it, and
   // every other caller slept until the reset beside it.
   it('in memory: the first caller woken, held back by its key’s cooldown, hands the request on to the next', async () => {
-    const clock = new ManualClock(1_000)
-    const waits: string[] = []
-    const limits = new ProviderLimits({
-      limits: { acme: { rpm: 1 } },
-      logger: quiet,
-      onWait: (_, which) => waits.push(which),
-    })
-    const admission = new Admission({ clock, limits, logger: quiet })
-    using deadline = disposable(Deadline.after(120_000, { clock }))
+    using acme = limited({ rpm: 1 })
     const acquire = (key: string) =>
-      admission.acquire({ provider: 'acme', keys: [key], tokens: 0, deadline, neededMs: 0 })
+      acme.admission.acquire({
+        provider: 'acme',
+        keys: [key],
+        tokens: 0,
+        deadline: acme.deadline,
+        neededMs: 0,
+      })
     const first = await acquire(KEY_C)
     const onA = acquire(KEY_A)
     onA.catch(() => {})
-    await expect.poll(() => waits.length).toBe(1)
+    await expect.poll(() => acme.waits.length).toBe(1)
     const onB = acquire(KEY_B)
-    await expect.poll(() => waits.length).toBe(2)
+    await expect.poll(() => acme.waits.length).toBe(2)
     // Key A is rate limited (another process's request on it got a 429).
-    await admission.report('acme', KEY_A, {
+    await acme.admission.report('acme', KEY_A, {
       ok: false,
       error: { kind: 'rate_limited', status: 429, retryAfterMs: 30_000 },
     })
     first.release({ sent: false })
     await expect.poll(settledFlag(onB)).toBe(true)
     ;((await onB) as AdmissionPermit).release()
-    expect(clock.now()).toBe(1_000)
+    expect(acme.clock.now()).toBe(1_000)
   })
 
   it('in memory: the first caller woken, whose client left before it counted, hands the request on to the next', async () => {
@@ -236,16 +240,6 @@ describe.skipIf(!available)('on a real Redis', () => {
     const client = redis.client({ lazyConnect: true, enableOfflineQueue: false })
     await client.connect()
     using acme = limited({ rpm: 1 }, { redis: client, keyPrefix: `wakes-${Math.random()}` })
-    const first = await acme.acquire(1)
-    const waiting = acme.acquire(1)
-    const done = settledFlag(waiting)
-    await expect.poll(() => acme.clock.pendingTimers).toBeGreaterThanOrEqual(2)
-    expect(done()).toBe(false)
-    first.release({ sent: false })
-    await expect.poll(done).toBe(true)
-    const next = (await waiting) as AdmissionPermit
-    expect(next.provider).toBe('acme')
-    expect(acme.clock.now()).toBe(1_000)
-    next.release()
+    ;(await admittedOnGiveBack(acme, 1)).release()
   })
 })
