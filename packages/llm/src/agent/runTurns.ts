@@ -10,6 +10,7 @@ import { MaxTurnsExceededError } from '../errors/MaxTurnsExceededError.js'
 import { isSideEffectStoreError } from '../errors/SideEffectStoreError.js'
 import { notNaN } from '../retry/checkNumber.js'
 import type { ChatMessage, ChatResponse, ContentBlock } from '../types.js'
+import { checkBounds } from './checkBounds.js'
 import { cutBeforeArguments } from './cutBeforeArguments.js'
 import { idempotencyKey } from './idempotencyKey.js'
 import { cancelUnread, isChatResponse, notAResponse } from './notAResponse.js'
@@ -103,6 +104,17 @@ export interface TurnsResult {
 export async function runTurns(options: RunTurnsOptions): Promise<TurnsResult> {
   // `maxTurn: 3` left the breaker at 10 turns, each a paid model call.
   refuseUnknownNames(options, RUN_TURNS_OPTION_NAMES, 'runTurns()')
+  checkBounds('runTurns', options)
+  // A prompt string (`messages: 'hi'`) was spread into one "message" per
+  // character and handed to `call`; no array at all failed as "options.messages
+  // is not iterable", naming neither the option nor the function.
+  if (!Array.isArray(options.messages)) {
+    throw optionError(
+      'runTurns: messages',
+      'an array of messages ({ role, content })',
+      options.messages,
+    )
+  }
   // NaN would end the loop before the first turn with "exceeded NaN turns":
   // refused, naming it, as withRepair refuses a NaN maxRepairs.
   notNaN('runTurns', 'maxTurns', options.maxTurns)

@@ -10,7 +10,8 @@ import {
 import { callDeadline, shadowAmbientIfFalse } from '../call/callDeadline.js'
 import { CONTEXT_NAMES, refuseUnknownNames } from '../call/unknownOptionNames.js'
 import { SideEffectStoreError } from '../errors/SideEffectStoreError.js'
-import { notNaN } from '../retry/checkNumber.js'
+import { nonNegative } from '../retry/checkNumber.js'
+import { checkBounds } from './checkBounds.js'
 import { MemorySideEffectStore } from './MemorySideEffectStore.js'
 import type { SideEffectRecord, SideEffectStore } from './SideEffectStore.js'
 
@@ -21,7 +22,7 @@ export interface SideEffectOptions {
    * dropped from it runs `fn` again); pass your own for another bound.
    */
   store?: SideEffectStore | undefined
-  /** How long a completed run is remembered, in ms. Default 86 400 000 (24 h); `Infinity` = as long as the store keeps it; 0 = not remembered once done (only concurrent callers share the run). */
+  /** How long a completed run is remembered, in ms: a number ≥ 0 (`RangeError` otherwise). Default 86 400 000 (24 h); `Infinity` = as long as the store keeps it; 0 = not remembered once done (only concurrent callers share the run). */
   ttlMs?: number | undefined
   /**
    * Bounds how long this caller waits for the run (its own, or the one in
@@ -104,9 +105,13 @@ export function sideEffect<T>(
   }
   // `ttl: 0` left results remembered for 24 h, `signl` the caller's wait unbounded.
   refuseUnknownNames(options, SIDE_EFFECT_OPTION_NAMES, 'sideEffect()', CONTEXT_NAMES)
+  checkBounds('sideEffect', options)
   // A NaN ttl would silently remember nothing, and the next call with this
-  // key would run `fn` again: refused, not given a meaning.
-  notNaN('sideEffect', 'ttlMs', options.ttlMs)
+  // key would run `fn` again: refused, not given a meaning. So is a negative
+  // one (a TTL computed as `expiresAt - now` once past): the default store
+  // kept nothing, a Redis store's `SET … PX -1` failed, and either way the
+  // retry ran the side effect a second time.
+  nonNegative('sideEffect', 'ttlMs', options.ttlMs)
   const store = options.store ?? defaultStore
   const ttlMs = options.ttlMs ?? DEFAULT_SIDE_EFFECT_TTL_MS
   let running = inFlight.get(store)

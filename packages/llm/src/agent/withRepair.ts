@@ -1,4 +1,4 @@
-import { cutText, endedBy, isAbortError } from '@hourglass/core'
+import { cutText, endedBy, isAbortError, optionError } from '@hourglass/core'
 import { refuseUnknownNames } from '../call/unknownOptionNames.js'
 import { describeError } from '../errors/describeError.js'
 import { RepairFailedError } from '../errors/RepairFailedError.js'
@@ -81,6 +81,14 @@ export async function withRepair<T>(
   // as some other count.
   // `maxRepair: 0` (meaning no repair) paid for three answers: refused, naming the one meant.
   refuseUnknownNames(options, REPAIR_OPTION_NAMES, 'withRepair()')
+  // As in runTurns: a prompt string was spread into one "message" per character.
+  if (!Array.isArray(options.messages)) {
+    throw optionError(
+      'withRepair: messages',
+      'an array of messages ({ role, content })',
+      options.messages,
+    )
+  }
   wholeNumberUpTo('withRepair', 'maxRepairs', options.maxRepairs, MAX_REPAIRS)
   const maxRepairs = options.maxRepairs ?? 2
   const prompt = options.repairPrompt ?? defaultRepairPrompt

@@ -124,6 +124,10 @@ export function backoffMs(input: {
 }): number {
   const base = input.baseDelayMs ?? RETRY_DELAY_DEFAULTS.baseDelayMs
   const max = input.maxDelayMs ?? RETRY_DELAY_DEFAULTS.maxDelayMs
+  // No backoff doubles to none: past attempt 1024, 2^exponent is Infinity,
+  // and 0 × Infinity made the wait NaN (a timer of NaN fires at once, and
+  // every comparison with it is false), which no checked option allows.
+  if (base === 0) return 0
   const exponent = Math.max(0, Math.floor(input.attempt) - 1)
   // 2^exponent overflows to Infinity for large attempts; min() keeps it at the cap.
   return Math.min(base * 2 ** exponent, max)

@@ -292,6 +292,20 @@ describe('sideEffect', () => {
     expect(run).toThrow(/ttlMs/)
     expect(sent).toBe(0)
   })
+
+  it('refuses a negative ttlMs (a TTL computed past its expiry), which remembered nothing: the retry sent the email again', async () => {
+    const store = new MemorySideEffectStore()
+    let sent = 0
+    const send = () => ++sent
+    const run = () => sideEffect('send-email', send, { store, ttlMs: -1 })
+    expect(run).toThrow(RangeError)
+    expect(run).toThrow(/ttlMs must be a number ≥ 0, got -1/)
+    expect(sent).toBe(0)
+    // Infinity (as long as the store keeps it) and 0 (only concurrent callers share the run) still hold.
+    expect(await sideEffect('kept', send, { store, ttlMs: Number.POSITIVE_INFINITY })).toBe(1)
+    expect(await sideEffect('kept', send, { store, ttlMs: Number.POSITIVE_INFINITY })).toBe(1)
+    expect(await sideEffect('once', send, { store, ttlMs: 0 })).toBe(2)
+  })
 })
 
 describe('idempotencyKey', () => {

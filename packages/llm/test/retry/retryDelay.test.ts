@@ -95,6 +95,18 @@ describe('retryDelay', () => {
     ).toEqual({ delayMs: 1000, source: 'server' })
   })
 
+  it('a baseDelayMs of 0 waits 0 at any attempt: past attempt 1024 it was a NaN wait (0 × 2^1024)', () => {
+    for (const attempt of [1, 10, 1024, 1025, 5000, Number.MAX_SAFE_INTEGER]) {
+      expect(backoffMs({ attempt, baseDelayMs: 0 })).toBe(0)
+      expect(retryDelay({ attempt, baseDelayMs: 0, error: { kind: 'server_error' } })).toEqual({
+        delayMs: 0,
+        source: 'backoff',
+      })
+    }
+    // A base above 0 still reaches its cap there, not Infinity.
+    expect(backoffMs({ attempt: 5000, baseDelayMs: 1 })).toBe(20_000)
+  })
+
   it('never produces a negative or NaN wait from a misbehaving random source', () => {
     for (const value of [-5, Number.NaN, 7]) {
       const { delayMs } = retryDelay({ attempt: 1, error: rateLimited(), random: () => value })
