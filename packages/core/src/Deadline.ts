@@ -98,9 +98,21 @@ export let disposedOf: (deadline: Deadline) => boolean
 /**
  * The deadline each expiry's `DeadlineExceededError` was made by: where an
  * error that reaches a `guard` or a slice came from. Weak: the entry goes
- * with the error.
+ * with the error. One map for every installed copy of core, kept on a
+ * global symbol as the context is: the error crosses copies with the
+ * context (a gRPC client on one copy, the Express app's `deadlineErrors()`
+ * on another). A map of each copy's own knew nothing of the other's marks,
+ * and `isExpiryOf` took an error it had no entry for as the line's own: a
+ * remote's cap marked `markForeignExpiry` by one copy, or an unrelated
+ * deadline's expiry, was answered 504 `x-deadline-expired` by the other
+ * with most of the request's time left. Only public members (`parent`) of
+ * a deadline found here are read, so another copy's deadlines are walked
+ * as this one's are.
  */
-const expiredBy = new WeakMap<object, Deadline>()
+const EXPIRED_BY = Symbol.for('@hourglass/core.expiredBy.v1')
+const expiredByHolder = globalThis as { [EXPIRED_BY]?: WeakMap<object, Deadline> }
+expiredByHolder[EXPIRED_BY] ??= new WeakMap<object, Deadline>()
+const expiredBy: WeakMap<object, Deadline> = expiredByHolder[EXPIRED_BY]
 
 /**
  * The live deadlines following each external signal (the `signal` option),
@@ -165,9 +177,12 @@ export function markExpiryOf<E>(error: E, deadline: Deadline): E {
 
 /**
  * Stands for every deadline outside the caller's line (`markForeignExpiry`):
- * never expires, holds no timer; made when first needed.
+ * never expires, holds no timer; made when first needed. One for every
+ * installed copy of core, on a global symbol as `expiredBy` is: a mark is
+ * told by it (`isForeignExpiry`) whichever copy made it.
  */
-let elsewhere: Deadline | undefined
+const ELSEWHERE = Symbol.for('@hourglass/core.elsewhere.v1')
+const elsewhereHolder = globalThis as { [ELSEWHERE]?: Deadline }
 
 /**
  * True while `elsewhere` is made: it is no deadline of anyone's, so it
@@ -187,6 +202,7 @@ let makingElsewhere = false
  * bullmq's `fromJobError`). Returns `error`.
  */
 export function markForeignExpiry<E>(error: E): E {
+  let elsewhere = elsewhereHolder[ELSEWHERE]
   if (elsewhere === undefined) {
     makingElsewhere = true
     try {
@@ -194,8 +210,24 @@ export function markForeignExpiry<E>(error: E): E {
     } finally {
       makingElsewhere = false
     }
+    elsewhereHolder[ELSEWHERE] = elsewhere
   }
   return markExpiryOf(error, elsewhere)
+}
+
+/**
+ * @internal True when `error` was marked `markForeignExpiry` (by any
+ * installed copy of core): the expiry of a deadline outside every caller's
+ * line. For code with no deadline to ask `isExpiryOf` about:
+ * `@hourglass/express`'s `deadlineErrors()` without `deadline()` in the
+ * chain answered such an error — a remote's own cap behind a gRPC call, a
+ * job's — 504 `x-deadline-expired` as the request's expiry, where
+ * `isExpiryOf` passes it on.
+ */
+export function isForeignExpiry(error: unknown): boolean {
+  if (typeof error !== 'object' || error === null) return false
+  const elsewhere = elsewhereHolder[ELSEWHERE]
+  return elsewhere !== undefined && expiredBy.get(error) === elsewhere
 }
 
 /**
@@ -339,7 +371,10 @@ export class Deadline {
   #lastRunStarted = 0
 
   private constructor(budgetMs: number, options: DeadlineOptions) {
-    const parent = options.parent
+    // `null` is none, as for every other option here: kept as the parent,
+    // it crashed reading its expiry ("Cannot read properties of null") —
+    // `Deadline.after(ms, { parent: req.deadline ?? null })` made nothing.
+    const parent = options.parent ?? undefined
     if (options.clock != null && !isClock(options.clock)) {
       // Else "this.clock.now is not a function", naming no option.
       throw new TypeError(

@@ -28,6 +28,7 @@ export {
   Deadline,
   type DeadlineOptions,
   isExpiryOf,
+  isForeignExpiry,
   markExpiryOf,
   markForeignExpiry,
 } from './Deadline.js'

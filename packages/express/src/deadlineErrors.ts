@@ -6,6 +6,7 @@ import {
   isClientClosed,
   isDeadlineExceeded,
   isExpiryOf,
+  isForeignExpiry,
 } from '@hourglass/core'
 import type { ErrorRequestHandler } from 'express'
 import { clientLeft } from './clientLeft.js'
@@ -128,7 +129,12 @@ export function deadlineErrors(...misuse: never[]): ErrorRequestHandler {
     // The response is over (the client left, the server cut it, or it was
     // answered in full): nobody to answer, nothing to report as an expiry.
     if (ingress?.over) return
-    if (ingress && !isExpiryOf(reason, ingress.deadline)) {
+    // Not the request's expiry: one of an unrelated deadline of the app's,
+    // or, whatever the line, one marked as from elsewhere (a remote's own
+    // cap, a job's). Without deadline() there is no line to ask about, but
+    // such a mark still tells: answered, it was a 504 `x-deadline-expired`
+    // (do not retry) with the request's time left.
+    if (ingress ? !isExpiryOf(reason, ingress.deadline) : isForeignExpiry(reason)) {
       next(error)
       return
     }

@@ -1,6 +1,6 @@
 import {
   type Clock,
-  Deadline,
+  type Deadline,
   type DeadlineExceededError,
   type DeadlineSource,
   INGRESS_MEANT_INSTEAD,
@@ -8,6 +8,7 @@ import {
   type ResolvedIngressOptions,
   refuseUnknownOptions,
   resolveIngressOptions,
+  SlicePlan,
 } from '@hourglass/core'
 import type { Request, Response } from 'express'
 import type {
@@ -138,7 +139,14 @@ export function resolveOptions(options: DeadlineMiddlewareOptions): ResolvedOpti
     }
   }
   // Slice plans validate their entries when built; build one now so a bad plan fails at boot.
-  if (options.plan) Deadline.never({ clock: ingress.clock }).plan(options.plan)
+  // On no deadline: the constructor checks the entries and only keeps the
+  // deadline for calls this plan never gets. One made for it
+  // (`Deadline.never()`) was published on `hourglass:deadline:create` as a
+  // deadline of no request's, never ended: a subscriber counting
+  // deadlines, or a tracer drawing them, saw a phantom for every
+  // `deadline({ plan })` (core keeps its own `markForeignExpiry` sentinel
+  // off that channel for the same reason).
+  if (options.plan) new SlicePlan(undefined as unknown as Deadline, options.plan)
   return {
     ...ingress,
     plan: options.plan,
