@@ -8,6 +8,7 @@ import {
 } from '@hourglass/core'
 import { Attempt, type AttemptInit } from './Attempt.js'
 import { dispatchEventUrl, dispatchUrl, publishRetry, publishRetrySkipped } from './channels.js'
+import { CLOSED_DISPATCHER_POLL_MS, closedDispatcherError } from './closedDispatcherError.js'
 import { checkDeadline } from './deadlineOption.js'
 import { decideRetry, type Outcome } from './decideRetry.js'
 import { noBudgetError } from './noBudgetError.js'
@@ -45,6 +46,12 @@ export interface OutboundCallInit {
    * wait (createFetch's `close()`: a wait of up to `maxRetryAfterMs` outlived it).
    */
   readonly waiting?: RetryWaits | undefined
+  /**
+   * The caller's own dispatcher (createFetch's `dispatcher` option, a call's
+   * `init.dispatcher`), whose `close()` / `destroy()` no `RetryWaits` hears:
+   * looked at when a retry is weighed and during its wait (`closedDispatcherError`).
+   */
+  readonly theirDispatcher?: object | undefined
 }
 
 /**
@@ -278,10 +285,17 @@ export class OutboundCall {
       bound: this.#bound,
       minBudgetMs: init.config.minBudgetMs,
     })
-    if (decision.retry && init.waiting?.ended === true) {
-      // Its owner was closed while this attempt was in flight (fetch.close():
-      // undici lets a request in flight finish). A retry would go to the
-      // closed Agent and fail with "The client is closed": the caller lost
+    if (
+      decision.retry &&
+      (init.waiting?.ended === true ||
+        (init.theirDispatcher !== undefined &&
+          closedDispatcherError(init.theirDispatcher) !== undefined))
+    ) {
+      // Its owner was closed while this attempt was in flight (fetch.close(),
+      // or the caller's own dispatcher closed: undici lets a request in
+      // flight finish). A retry would go to the closed Agent and fail with
+      // "The client is closed" — after its whole Retry-After, for the
+      // caller's own, which nothing else tells us of: the caller lost
       // the answer it had (a 503) or the failure that says what happened (a
       // reset). Not retried: the attempt's own outcome is the call's, said
       // as a wait ended by close() is (`aborted`).
@@ -396,7 +410,11 @@ export class OutboundCall {
   #step(number: number): void {
     const driver = this.#driver
     if (!driver) return
-    const refused = this.#refusal()
+    // A retry on the caller's own dispatcher closed since (its wait ended
+    // by its timer before a look saw the close) is not sent either.
+    const theirs = number > 1 ? this.init.theirDispatcher : undefined
+    const refused =
+      this.#refusal() ?? (theirs === undefined ? undefined : closedDispatcherError(theirs))
     if (refused !== undefined) {
       if (number > 1) this.#abandon(refused)
       else driver.end(refused)
@@ -441,12 +459,14 @@ export class OutboundCall {
     if (this.#stopped !== undefined) return // stopped before the wait began: the next step refuses
     const { deadline, signal, config } = this.init
     const bound = this.#bound
+    const theirs = this.init.theirDispatcher
+    const clock = clockFor(config, deadline?.clock)
     await wait(ms, {
       // An observe-only deadline too: wait ends on its cancel alone, never
       // on its observed expiry (its onDone hears no expiry).
       deadline,
       signal,
-      clock: clockFor(config, deadline?.clock),
+      clock,
       wakeOn: (wake) => {
         this.#wake = wake
         // A trial disposed since the call began no longer hears the bound
@@ -458,9 +478,22 @@ export class OutboundCall {
         // after the client left. Beside a live trial's own cancel, a second
         // wake is harmless.
         const offBound = bound?.onDone(() => wake())
+        // The caller's own dispatcher closed or destroyed during the wait
+        // (a shutdown): it says so to no one, so it is looked at. Stopped
+        // with undici's error, as fetch.close() stops a wait on our Agent;
+        // the wait ran on for the rest of its Retry-After (up to a minute,
+        // keeping the process up) to fail on the closed Agent then.
+        let poll: unknown
+        const look = () => {
+          const closed = closedDispatcherError(theirs as object)
+          if (closed === undefined) poll = clock.setTimeout(look, CLOSED_DISPATCHER_POLL_MS)
+          else this.stop(closed)
+        }
+        if (theirs !== undefined) poll = clock.setTimeout(look, CLOSED_DISPATCHER_POLL_MS)
         return () => {
           this.#wake = undefined
           offBound?.()
+          if (poll !== undefined) clock.clearTimeout(poll)
         }
       },
     })

@@ -218,6 +218,8 @@ export function createFetch(
         onAttempt: hooks.onAttempt,
         // fetch.close() closes our Agent, not a call's own dispatcher: its waits are not ours to end.
         waiting: init.dispatcher == null ? waiting : undefined,
+        // A dispatcher of the caller's: its close() or destroy() ends a wait to retry too (no RetryWaits hears it).
+        theirDispatcher: init.dispatcher ?? options.dispatcher ?? undefined,
         target: request ?? input,
         headers: init.headers ?? request?.headers,
       }),
@@ -271,6 +273,8 @@ export function createFetch(
         // (Attempt.cutUpload): its end read as the whole upload.
         if (upload) {
           started.onFinish((ended) => upload?.stop(ended.error, () => ended.cutUpload()))
+          // Waiting on the caller's source is no silence of the server's.
+          started.awaitingSource = () => upload.reading
         }
       },
     }
@@ -564,6 +568,7 @@ class FetchCallInit implements OutboundCallInit {
   readonly replayable: boolean
   readonly onAttempt: OutboundCallInit['onAttempt']
   readonly waiting: RetryWaits | undefined
+  readonly theirDispatcher: object | undefined
   readonly #target: RequestInfo
   readonly #headers: unknown
   #url: string | undefined
@@ -582,6 +587,7 @@ class FetchCallInit implements OutboundCallInit {
     this.replayable = init.replayable
     this.onAttempt = init.onAttempt
     this.waiting = init.waiting
+    this.theirDispatcher = init.theirDispatcher
     this.#target = init.target
     this.#headers = init.headers
   }
