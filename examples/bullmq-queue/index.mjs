@@ -9,6 +9,12 @@ import { createFetch } from '@hourglass/fetch'
 import { startRedis } from '@hourglass/testkit'
 import { Queue, QueueEvents, Worker } from 'bullmq'
 
+// A reader that leaves early (`| head`, `less` quit) ends the output, not the
+// run: unhandled, its EPIPE was a stack trace and exit 1 in the middle of it.
+process.stdout.on('error', (error) => {
+  if (error.code !== 'EPIPE') throw error
+})
+
 const redis = await startRedis().catch((error) => {
   if (error?.code !== 'ENOENT') throw error
   console.error(

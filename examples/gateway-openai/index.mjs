@@ -6,6 +6,12 @@ import { openAIErrors, reply, startFakeProvider } from '@hourglass/testkit'
 import express from 'express'
 import OpenAI from 'openai'
 
+// A reader that leaves early (`| head`, `less` quit) ends the output, not the
+// run: unhandled, its EPIPE was a stack trace and exit 1 in the middle of it.
+process.stdout.on('error', (error) => {
+  if (error.code !== 'EPIPE') throw error
+})
+
 const primary = await startFakeProvider({ dialect: 'openai' })
 const backup = await startFakeProvider({
   dialect: 'anthropic',

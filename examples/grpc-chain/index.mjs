@@ -17,6 +17,12 @@ import {
 } from '@hourglass/grpc'
 import express from 'express'
 
+// A reader that leaves early (`| head`, `less` quit) ends the output, not the
+// run: unhandled, its EPIPE was a stack trace and exit 1 in the middle of it.
+process.stdout.on('error', (error) => {
+  if (error.code !== 'EPIPE') throw error
+})
+
 const json = {
   serialize: (value) => Buffer.from(JSON.stringify(value)),
   deserialize: (bytes) => JSON.parse(bytes.toString()),

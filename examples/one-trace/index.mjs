@@ -13,6 +13,12 @@ import { UndiciInstrumentation } from '@opentelemetry/instrumentation-undici'
 import { InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base'
 import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node'
 
+// A reader that leaves early (`| head`, `less` quit) ends the output, not the
+// run: unhandled, its EPIPE was a stack trace and exit 1 in the middle of it.
+process.stdout.on('error', (error) => {
+  if (error.code !== 'EPIPE') throw error
+})
+
 // The SDK, before express is loaded: instrumentation-http patches `http` as it is required.
 //    DeadlineContextManager: inside a gRPC handler or a job, where OpenTelemetry has no
 //    context of its own, the call's or the job's span is the active one — so the undici

@@ -9,6 +9,12 @@ import { UndiciInstrumentation } from '@opentelemetry/instrumentation-undici'
 import { InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base'
 import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node'
 
+// A reader that leaves early (`| head`, `less` quit) ends the output, not the
+// run: unhandled, its EPIPE was a stack trace and exit 1 in the middle of it.
+process.stdout.on('error', (error) => {
+  if (error.code !== 'EPIPE') throw error
+})
+
 // 1. The SDK, before express is loaded: instrumentation-http patches `http` as it is required.
 const exporter = new InMemorySpanExporter() // or ConsoleSpanExporter / OTLP in a real service
 const provider = new NodeTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] })

@@ -14,6 +14,12 @@ import {
 import { reply, startFakeProvider } from '@hourglass/testkit'
 import express from 'express'
 
+// A reader that leaves early (`| head`, `less` quit) ends the output, not the
+// run: unhandled, its EPIPE was a stack trace and exit 1 in the middle of it.
+process.stdout.on('error', (error) => {
+  if (error.code !== 'EPIPE') throw error
+})
+
 // The provider: answers in ~150 ms, except for prompts mentioning "essay" (1.5 s).
 const provider = await startFakeProvider({
   reply: (req) =>
