@@ -17,7 +17,14 @@ import type { ErrorReply, ProviderDialect, ProviderRoute } from './types.js'
  *   (jlevy/markform#153, can1357/oh-my-pi#2250), which OpenAI and Gemini take;
  * - a conversation ending with the assistant's turn (a prefill) whose text
  *   ends in whitespace: "messages: final assistant content cannot end with
- *   trailing whitespace" (tailcallhq/forgecode#1872).
+ *   trailing whitespace" (tailcallhq/forgecode#1872);
+ * - any prefill, to Claude 4.6 and later (Opus and Sonnet 4.6, Opus 4.7,
+ *   the Claude 5 models): "This model does not support assistant message
+ *   prefill. The conversation must end with a user message." (a live 400
+ *   with a `req_011C…` id in smallmain/vscode-unify-chat-provider#249;
+ *   Opus 4.6 in anomalyco/opencode#13768, Sonnet 4.6 in
+ *   opencode-dynamic-context-pruning#520, Sonnet 5 in
+ *   cortexkit/magic-context#511). The fake continued the prefill.
  * Anthropic's own API only, as `anthropicMaxTokensMissing`.
  */
 export function anthropicContentRefused(
@@ -63,6 +70,11 @@ export function anthropicContentRefused(
     }
   }
   const last = messages.at(-1) as { role?: unknown; content?: unknown } | undefined
+  if (last?.role === 'assistant' && refusesPrefill((body as Record<string, unknown>)['model'])) {
+    return refuse(
+      'This model does not support assistant message prefill. The conversation must end with a user message.',
+    )
+  }
   if (last?.role === 'assistant' && /\s$/.test(finalText(last.content))) {
     return refuse('messages: final assistant content cannot end with trailing whitespace')
   }
@@ -80,4 +92,17 @@ function finalText(content: unknown): string {
   if (!Array.isArray(content)) return ''
   const block = content.at(-1) as { type?: unknown; text?: unknown } | undefined
   return block?.type === 'text' && typeof block.text === 'string' ? block.text : ''
+}
+
+/**
+ * Claude 4.6 and later: `claude-opus-4-6`, `claude-sonnet-4-6`,
+ * `claude-opus-4-7`, `claude-sonnet-5`. A date is no minor version:
+ * `claude-sonnet-4-20250514` is Sonnet 4, which takes a prefill.
+ */
+function refusesPrefill(model: unknown): boolean {
+  if (typeof model !== 'string') return false
+  const match = /claude-(?:opus|sonnet|haiku|fable|mythos)-(\d+)(?:-(\d)(?!\d))?/.exec(model)
+  if (match === null) return false
+  const major = Number(match[1])
+  return major > 4 || (major === 4 && Number(match[2] ?? 0) >= 6)
 }

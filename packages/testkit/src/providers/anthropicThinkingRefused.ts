@@ -1,3 +1,4 @@
+import { anthropicThinkingDefaults } from './anthropicThinkingDefaults.js'
 import { anthropicErrors } from './errors/anthropicErrors.js'
 import { refusesForcedTool } from './refusesForcedTool.js'
 import type { ErrorReply, ProviderDialect, ProviderRoute } from './types.js'
@@ -11,6 +12,8 @@ const DOCS = 'https://docs.claude.com/en/docs/build-with-claude/extended-thinkin
  * off, or is none of these. The fake answered them 200, so a client that
  * sent one passed against it and failed against the API
  * (docs.claude.com, "Extended thinking", "Thinking with tool use"):
+ * - the budget form at all on Opus 4.7 and later and the Claude 5 models
+ *   (`anthropicThinkingDefaults`), which think adaptively only;
  * - a `budget_tokens` below 1,024, or not below `max_tokens` (but with
  *   interleaved thinking — the `interleaved-thinking-2025-05-14` beta
  *   beside tools — where the budget is the whole turn's and may exceed it);
@@ -44,6 +47,11 @@ export function anthropicThinkingRefused(
   const thinking = json['thinking'] as { type?: unknown; budget_tokens?: unknown } | null
   const type = thinking?.type
   if (type !== 'enabled' && type !== 'adaptive') return undefined
+  if (type === 'enabled' && anthropicThinkingDefaults(json['model']).adaptiveOnly) {
+    return refuse(
+      '"thinking.type.enabled" is not supported for this model. Use "thinking.type.adaptive" and "output_config.effort" to control thinking behavior.',
+    )
+  }
   if (type === 'enabled' && typeof thinking?.budget_tokens === 'number') {
     if (thinking.budget_tokens < 1024) {
       return refuse('thinking.enabled.budget_tokens: Input should be greater than or equal to 1024')

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import { anthropicEagerInput } from './anthropicEagerInput.js'
+import { anthropicThinkingDefaults } from './anthropicThinkingDefaults.js'
 import { checkUsage } from './checkUsage.js'
 import { applyOutputLimits, readOutputLimits } from './outputLimits.js'
 import { splitTokens } from './splitTokens.js'
@@ -18,10 +19,11 @@ export function planAnswer(
   // A script function's hand-built reply was not checked where it was written.
   checkUsage('reply', reply.usage)
   const scriptedText = reply.tokens ?? splitTokens(reply.text ?? '')
-  // Anthropic thinks only when the request turns thinking on: a scripted
-  // `thinking` (and its signature) is then neither generated nor billed.
-  const thinks =
-    dialect !== 'anthropic' || wire !== anthropicMessages || asksAnthropicThinking(request.body)
+  // Anthropic thinks only when the request turns thinking on (or the model
+  // thinks by default): a scripted `thinking` (and its signature) is then
+  // neither generated nor billed.
+  const claude = dialect === 'anthropic' && wire === anthropicMessages
+  const thinks = !claude || asksAnthropicThinking(request.body)
   const scriptedThinking = thinks ? splitTokens(reply.thinking ?? '') : []
   const scriptedCalls = (reply.toolCalls ?? []).map((call) => {
     const argumentsJson = call.argumentsJson ?? JSON.stringify(call.arguments ?? {})
@@ -70,6 +72,7 @@ export function planAnswer(
     created: Math.floor(Date.now() / 1000),
     thinkingTokens,
     signature: thinks ? reply.signature : undefined,
+    thinkingShown: !claude || showsAnthropicThinking(request.body),
     textTokens,
     toolCalls,
     finishReason:
@@ -105,10 +108,37 @@ export function planAnswer(
  * models of `refusesForcedTool` never get here: they answer 400 first).
  */
 function asksAnthropicThinking(body: unknown): boolean {
-  const json = body as { thinking?: { type?: unknown }; tool_choice?: { type?: unknown } } | null
+  const json = body as {
+    model?: unknown
+    thinking?: { type?: unknown } | null
+    tool_choice?: { type?: unknown }
+  } | null
   const forced = json?.tool_choice?.type === 'any' || json?.tool_choice?.type === 'tool'
-  const type = json?.thinking?.type
+  // The Claude 5 models think adaptively without a `thinking` field, as
+  // `{type: "adaptive"}` asks: the fake left them unthinking, so a client
+  // never met the signed thinking block their every answer opens with.
+  const type =
+    json?.thinking === undefined || json.thinking === null
+      ? anthropicThinkingDefaults(json?.model).thinks
+        ? 'adaptive'
+        : undefined
+      : json.thinking.type
   return type === 'enabled' || (type === 'adaptive' && !forced)
+}
+
+/**
+ * The thinking's text is sent unless `thinking.display` is `"omitted"`, or
+ * left unset on a model whose default it is (`anthropicThinkingDefaults`):
+ * then the block comes with `thinking: ""` and its signature. The fake sent
+ * the text to every model, so a client that showed or kept Opus 4.7's
+ * thinking without asking for it passed against the fake only.
+ */
+function showsAnthropicThinking(body: unknown): boolean {
+  const json = body as { model?: unknown; thinking?: { display?: unknown } | null } | null
+  const display = json?.thinking?.display
+  if (display === 'summarized') return true
+  if (display === 'omitted') return false
+  return !anthropicThinkingDefaults(json?.model).omitsText
 }
 
 /**

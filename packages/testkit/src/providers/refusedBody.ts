@@ -245,8 +245,13 @@ export function streamOptionsWithoutStream(
   }
 }
 
-/** The versions Anthropic takes (docs.claude.com/en/api/versioning). */
-const ANTHROPIC_VERSIONS: ReadonlySet<string> = new Set(['2023-06-01', '2023-01-01'])
+/**
+ * The versions Anthropic takes (platform.claude.com/docs/en/api/versioning):
+ * `2026-10-21` is the one the official SDKs send since their 1.0.0
+ * (@anthropic-ai/sdk 1.x, `'anthropic-version': '2026-10-21'`). Left out,
+ * the fake refused every request of a client on the current SDK.
+ */
+const ANTHROPIC_VERSIONS: ReadonlySet<string> = new Set(['2026-10-21', '2023-06-01', '2023-01-01'])
 
 /**
  * Anthropic's 400 for a Messages request without a valid `anthropic-version`

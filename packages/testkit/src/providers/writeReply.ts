@@ -1,6 +1,7 @@
 import type { ServerResponse } from 'node:http'
 import type { Clock } from '@hourglass/core'
 import { anthropicContentRefused } from './anthropicContentRefused.js'
+import { anthropicSamplingRefused } from './anthropicSamplingRefused.js'
 import { anthropicThinkingRefused } from './anthropicThinkingRefused.js'
 import { anthropicUserIdRefused } from './anthropicUserIdRefused.js'
 import { checkReplyFields } from './checkReplyFields.js'
@@ -105,6 +106,7 @@ function writeText(ctx: ReplyContext, reply: TextReply): Promise<void> {
     streamOptionsWithoutStream(ctx.dialect, ctx.record.route, ctx.record.body) ??
     maxTokensUnsupported(ctx.dialect, ctx.record.route, ctx.record.body) ??
     toolSettingsWithoutTools(ctx.record.route, ctx.record.body) ??
+    anthropicSamplingRefused(ctx.dialect, ctx.record.route, ctx.record.body, ctx.record.headers) ??
     anthropicThinkingRefused(ctx.dialect, ctx.record.route, ctx.record.body, ctx.record.headers) ??
     anthropicUserIdRefused(ctx.dialect, ctx.record.route, ctx.record.body) ??
     anthropicContentRefused(ctx.dialect, ctx.record.route, ctx.record.body) ??

@@ -16,11 +16,12 @@ afterAll(() => fake.close())
 
 async function send(
   messages: unknown[],
+  model = 'claude-sonnet-4-5',
 ): Promise<{ status: number; message?: string | undefined }> {
   const res = await fetch(`${fake.url}/v1/messages`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', 'anthropic-version': '2023-06-01' },
-    body: JSON.stringify({ model: 'claude-sonnet-4-5', max_tokens: 50, messages }),
+    body: JSON.stringify({ model, max_tokens: 50, messages }),
   })
   const body = (await res.json()) as { error?: { type: string; message: string } }
   if (res.status === 400) expect(body.error?.type).toBe('invalid_request_error')
@@ -128,6 +129,32 @@ describe('Anthropic refuses content it cannot read', () => {
           { role: 'assistant', content: 'The colour is' },
         ])
       ).status,
+    ).toBe(200)
+  })
+
+  it('any prefill to Claude 4.6 and later: "This model does not support assistant message prefill…"; earlier models take one', async () => {
+    const prefill = [
+      { role: 'user', content: 'Answer in JSON.' },
+      { role: 'assistant', content: '{' },
+    ]
+    for (const model of [
+      'claude-opus-4-6',
+      'claude-sonnet-4-6',
+      'claude-opus-4-7',
+      'claude-sonnet-5',
+    ]) {
+      expect(await send(prefill, model)).toEqual({
+        status: 400,
+        message:
+          'This model does not support assistant message prefill. The conversation must end with a user message.',
+      })
+    }
+    for (const model of ['claude-sonnet-4-5', 'claude-haiku-4-5', 'claude-sonnet-4-20250514']) {
+      expect((await send(prefill, model)).status).toBe(200)
+    }
+    // A conversation that ends with the user's turn is no prefill.
+    expect(
+      (await send([...prefill, { role: 'user', content: 'go' }], 'claude-opus-4-6')).status,
     ).toBe(200)
   })
 })

@@ -46,6 +46,13 @@ describe("the Anthropic fake answers Anthropic's 400s beside thinking", () => {
   it('refuses each, in its words and error shape', async () => {
     const cases: [Record<string, unknown>, string][] = [
       [{ thinking: { type: 'enabled', budget_tokens: 512 } }, 'greater than or equal to 1024'],
+      // Opus 4.7 and later and the Claude 5 models think adaptively only.
+      ...['claude-opus-4-7', 'claude-opus-4-8', 'claude-sonnet-5'].map(
+        (model): [Record<string, unknown>, string] => [
+          { model, thinking: BUDGET },
+          '"thinking.type.enabled" is not supported for this model. Use "thinking.type.adaptive" and "output_config.effort" to control thinking behavior.',
+        ],
+      ),
       [{ thinking: BUDGET, max_tokens: 1024 }, '`max_tokens` must be greater than'],
       [{ thinking: ADAPTIVE, temperature: 0.5 }, '`temperature` may only be set to 1'],
       [{ thinking: BUDGET, top_p: 0.9 }, '`top_p` must be greater than or equal to 0.95'],
@@ -79,10 +86,14 @@ describe("the Anthropic fake answers Anthropic's 400s beside thinking", () => {
 
   it('answers what the API takes: the same fields without thinking, a signed turn, adaptive with a forced tool', async () => {
     const bodies: Record<string, unknown>[] = [
-      { temperature: 0.5, top_p: 0.9 },
+      // One at a time: Sonnet 4.5 takes no temperature beside a top_p at all
+      // ("cannot both be specified for this model", anthropicSamplingRefused).
+      { temperature: 0.5 },
+      { top_p: 0.9 },
       { messages: loop([toolUse]), tools: TOOLS },
       { thinking: { type: 'disabled' }, messages: loop([toolUse]), tools: TOOLS },
-      { thinking: BUDGET, temperature: 1, top_p: 0.95 },
+      { thinking: BUDGET, temperature: 1 },
+      { thinking: BUDGET, top_p: 0.95 },
       { thinking: BUDGET, tools: TOOLS, messages: loop([signed, toolUse]) },
       {
         thinking: BUDGET,

@@ -31,6 +31,13 @@ export interface AnswerPlan {
   created: number
   thinkingTokens: string[]
   signature: string | undefined
+  /**
+   * Anthropic: the thinking's text is sent (`thinking.display`, or the
+   * model's default); else its block comes with `thinking: ""` and the
+   * signature, the thinking generated (paced, counted) all the same.
+   * Undefined: sent.
+   */
+  thinkingShown?: boolean
   textTokens: string[]
   /** `cut`: the request's token cap stopped it inside its arguments (`argumentsJson` is what was written). */
   toolCalls: GeneratedParts['toolCalls']

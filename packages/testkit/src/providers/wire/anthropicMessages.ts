@@ -27,7 +27,7 @@ export const anthropicMessages: WireFormat = {
     if (plan.thinkingTokens.length > 0 || plan.signature !== undefined) {
       content.push({
         type: 'thinking',
-        thinking: plan.thinkingTokens.join(''),
+        thinking: plan.thinkingShown === false ? '' : plan.thinkingTokens.join(''),
         signature: plan.signature ?? '',
       })
     }
@@ -100,8 +100,12 @@ export const anthropicMessages: WireFormat = {
       token,
     })
     if (plan.thinkingTokens.length > 0 || plan.signature !== undefined) {
+      // Its text not asked for (`display: "omitted"`): generated, paced and
+      // counted, not sent — the block opens and gets its signature alone.
       const deltas = plan.thinkingTokens.map((t) =>
-        delta({ type: 'thinking_delta', thinking: t }, true),
+        plan.thinkingShown === false
+          ? { text: '', token: true }
+          : delta({ type: 'thinking_delta', thinking: t }, true),
       )
       if (plan.signature !== undefined) {
         deltas.push(delta({ type: 'signature_delta', signature: plan.signature }, false))

@@ -99,6 +99,34 @@ export const geminiGenerate: WireFormat = {
 }
 
 /**
+ * The candidate of an answer the safety filters blocked: no `content` at
+ * all — what was generated is withheld, though counted and billed
+ * (`candidatesTokenCount`) — with `finishReason: "SAFETY"` and the
+ * candidate's `safetyRatings`, the category that blocked it `blocked:
+ * true` (a real answer quoted in CherryHQ/cherry-studio#664: no
+ * `content`, `"probability": "HIGH", "blocked": true`, `candidatesTokenCount:
+ * 16`; epam/ai-dial-adapter-vertexai#149, "The Candidate content is usually
+ * missing"; Vertex's `FinishReason.SAFETY`: "When streaming the
+ * Candidate.content will be empty if content filters blocked the output").
+ * Streamed, the text before the block went out; the last chunk is this.
+ * The fake sent the scripted text as the answer's, so a client that used
+ * the text of a blocked answer, or read `candidate.content.parts` as
+ * always there, passed against it only.
+ */
+function blockedCandidate(): Record<string, unknown> {
+  return {
+    finishReason: 'SAFETY',
+    index: 0,
+    safetyRatings: [
+      { category: 'HARM_CATEGORY_HATE_SPEECH', probability: 'NEGLIGIBLE' },
+      { category: 'HARM_CATEGORY_DANGEROUS_CONTENT', probability: 'HIGH', blocked: true },
+      { category: 'HARM_CATEGORY_HARASSMENT', probability: 'NEGLIGIBLE' },
+      { category: 'HARM_CATEGORY_SEXUALLY_EXPLICIT', probability: 'NEGLIGIBLE' },
+    ],
+  }
+}
+
+/**
  * `args` is the scripted `argumentsJson` as written (an integer past 2^53
  * kept whole). A call without arguments (`{}`) has no `args` at all:
  * `FunctionCall.args` is an optional `Struct` (ai.google.dev/api/caching#FunctionCall),
@@ -138,6 +166,15 @@ const NO_ARGUMENTS = '{}'
  * fake follows the current models, as it does for `candidatesTokensDetails`.
  */
 function response(plan: AnswerPlan, parts: unknown[], usage: UsageMetadata, logprobs?: unknown) {
+  const { final: _, ...usageMetadata } = usage
+  if (usage.final && plan.finishReason === 'content_filter') {
+    return {
+      candidates: [blockedCandidate()],
+      usageMetadata,
+      modelVersion: plan.model,
+      responseId: plan.id,
+    }
+  }
   // A chunk with no parts has no `parts` key at all (proto3 JSON leaves an
   // empty repeated field out): the closing "done + usage" chunk of a stream
   // is `content: {role: 'model'}` with the finishReason — pydantic/pydantic-ai#2631
@@ -148,7 +185,6 @@ function response(plan: AnswerPlan, parts: unknown[], usage: UsageMetadata, logp
   if (usage.final) candidate['finishReason'] = FINISH[plan.finishReason]
   if (logprobs !== undefined) candidate['logprobsResult'] = logprobs
   candidate['index'] = 0
-  const { final: _, ...usageMetadata } = usage
   return {
     candidates: [candidate],
     usageMetadata,
