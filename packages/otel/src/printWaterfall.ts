@@ -18,6 +18,7 @@ import {
   ATTR_DEADLINE_SLICE_USED_MS,
   ATTR_DEADLINE_STAGE,
 } from './attributes.js'
+import { columnsOf } from './columnsOf.js'
 
 /**
  * The parts of a finished span the waterfall reads: the SDK's `ReadableSpan`
@@ -206,7 +207,7 @@ export function formatWaterfall(
       // Indented no further than the label column, nor than leaves the
       // event's name and time whole: thirty levels down, the indent alone
       // filled the line and `+250.0ms` was cut to `+2~`.
-      const indent = Math.max(0, Math.min(2 * (depth + 1), LABEL_WIDTH, room - shown.length))
+      const indent = Math.max(0, Math.min(2 * (depth + 1), LABEL_WIDTH, room - columnsOf(shown)))
       const head = `${' '.repeat(indent)}! ${shown}  ${at}`
       // Continuation lines start under the event's name, past its `! `; a
       // detail longer than a whole line is still cut (`~`). The details are
@@ -354,13 +355,13 @@ function drawRow(
   if (!escapedFits(label, labelWidth)) used.add('~')
   const start = `${pad(label, labelWidth)} |${bar}| `
   const whole = `${start}${line.tail}`
-  if (whole.length <= columns) return whole
+  if (columnsOf(whole) <= columns) return whole
   // Figures too wide even for the narrowest columns: the deadline numbers
   // are left out whole, never cut to read as another value.
   used.add('~')
   const shorter = `${start}${line.duration} ~`
   // `start` is escaped already: `cut` escapes it again to the same text.
-  return shorter.length <= columns ? shorter : cut(start, columns)
+  return columnsOf(shorter) <= columns ? shorter : cut(start, columns)
 }
 
 /**
@@ -509,17 +510,21 @@ function fmtMs(ms: number): string {
 function pad(text: string, width: number): string {
   // Padded after the cut too: one that kept an emoji or an escape whole is
   // short, and the bar after it must start in the same column on every line.
-  return (escapedFits(text, width) ? escapeUnprintable(text) : cut(text, width)).padEnd(width)
+  // By the columns drawn (`columnsOf`), not its length: a wide character is two.
+  const shown = escapedFits(text, width) ? escapeUnprintable(text) : cut(text, width)
+  return shown + ' '.repeat(Math.max(0, width - columnsOf(shown)))
 }
 
 /**
- * Whether `text` escaped is at most `width` long. An escape is never
- * shorter than what it stands for, so text longer than `width` is not
- * escaped to be measured: a name of a million control characters, escaped
- * whole (six times as long), took seconds per line.
+ * Whether `text` escaped takes at most `width` columns. An escape is never
+ * shorter than what it stands for, and no character takes less than a
+ * column per two UTF-16 units (but a combining mark, drawn over another),
+ * so text more than twice `width` long is not escaped to be measured: a
+ * name of a million control characters, escaped whole (six times as
+ * long), took seconds per line.
  */
 function escapedFits(text: string, width: number): boolean {
-  return text.length <= width && escapeUnprintable(text).length <= width
+  return text.length <= 2 * width && columnsOf(escapeUnprintable(text)) <= width
 }
 
 /**
@@ -534,19 +539,25 @@ function escapedFits(text: string, width: number): boolean {
  * log shipper may refuse to encode.
  */
 function cut(text: string, width: number): string {
-  // Nothing to escape where the cut lands (a flag's tags run 14 units at
-  // most): core's cut, one call, where the loop below costs one escape call
+  // Printable ASCII where the cut lands, one column a unit and nothing to
+  // escape: core's cut, one call, where the loop below costs one escape call
   // a character (drawing 150,000 spans took ~40 % longer with it alone).
   const head = text.slice(0, width + 16)
-  if (escapeUnprintable(head) === head) return `${cutText(text, width).slice(0, -1)}~`
+  if (PRINTABLE_ASCII.test(head)) return `${cutText(text, width).slice(0, -1)}~`
+  // By columns (`columnsOf`): a wide character (`检`) is two, kept only whole.
   let out = ''
+  let used = 0
   for (const [piece] of text.matchAll(PIECES)) {
     const shown = escapeUnprintable(piece)
-    if (out.length + shown.length > width - 1) break
+    const columns = columnsOf(shown)
+    if (used + columns > width - 1) break
     out += shown
+    used += columns
   }
   return `${out}~`
 }
+
+const PRINTABLE_ASCII = /^[\x20-\x7e]*$/
 
 /**
  * One character as `escapeUnprintable` reads it: a flag whole, else one code

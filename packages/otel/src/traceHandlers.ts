@@ -423,12 +423,15 @@ export function traceHandlers(sdkTracer: Tracer): Handlers {
             [ATTR_DEADLINE_BYTES_RECEIVED]: m.bytesReceived,
           }),
         )
-        // As the HTTP client semconv does: a failure code, else a 5xx status,
-        // is the error.type. Not the caller's own stop of an answer it had
-        // (see `stoppedByCaller`): its phase and bytes say where it stopped.
+        // As the HTTP conventions ask of a client's send: a failure code, else
+        // a 4xx or 5xx status, is the error.type (5xx alone is the server
+        // side's rule: a 429 or 404 attempt read UNSET here while the undici
+        // CLIENT span beside it, and the model attempt's chat span, said
+        // ERROR). Not the caller's own stop of an answer it had (see
+        // `stoppedByCaller`): its phase and bytes say where it stopped.
         const failure =
           (stoppedByCaller(m) ? undefined : m.errorCode) ??
-          (m.statusCode !== undefined && m.statusCode >= 500 ? String(m.statusCode) : undefined)
+          (m.statusCode !== undefined && m.statusCode >= 400 ? String(m.statusCode) : undefined)
         if (failure !== undefined) {
           span.setAttribute(ATTR_ERROR_TYPE, failure)
           span.setStatus({ code: SpanStatusCode.ERROR, message: failure })
@@ -568,7 +571,7 @@ export function traceHandlers(sdkTracer: Tracer): Handlers {
  * signal aborted while it read. fetch ends such an attempt with the stop's
  * code (`AbortError`, the reason's), as it ends one the network cut, and
  * says who stopped it (`stoppedBy: 'caller'`): the call did not fail, and the
- * HTTP conventions make a span ERROR for a 5xx or a request that failed, not
+ * HTTP conventions make a client's span ERROR for a 4xx or 5xx or a request that failed, not
  * for an answer its reader chose to leave. A stop before any answer (phase
  * `headers`, `connect`…) is a request that failed, and a body the deadline
  * (`DEADLINE_EXCEEDED`), a client that left (`CLIENT_CLOSED`) or the network
@@ -589,7 +592,14 @@ function stoppedByCaller(m: {
 /** One model attempt as a GenAI inference span, ended as it is made (see above). */
 function modelAttemptSpan(tracer: Tracer, m: LlmAttemptMessage, parent: Context): void {
   const failure = modelAttemptErrorType(m)
-  const end = performance.timeOrigin + performance.now()
+  // On the performance clock, which the SDK reads (a number no later than
+  // `performance.now()`) against its own `Date.now()` at the span's start,
+  // as it times every other span. As epoch ms made of `timeOrigin +
+  // performance.now()`, the monotonic clock's, it was off by the drift
+  // between the two clocks (NTP corrections, time stepped, a suspend):
+  // the chat span stood that far from its parent and the attempt's egress
+  // span, seconds in a process up for weeks.
+  const end = performance.now()
   const operation = genAiOperation(m)
   const openai = spokeOpenAI(m)
   const span = tracer.startSpan(

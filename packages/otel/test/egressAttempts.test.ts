@@ -93,6 +93,37 @@ describe('egress attempts in flight together', () => {
   })
 })
 
+describe('an attempt answered 4xx', () => {
+  it('is an error by its status, as the undici CLIENT span of the same send says: 404 and 429 alike', async () => {
+    const statuses = [404, 429, 200]
+    const upstream = await faultServer((_req, i) => ({
+      type: 'respond',
+      status: statuses[i] ?? 200,
+      body: 'x',
+    }))
+    const fetch = createFetch({ retry: false })
+    try {
+      for (const _ of statuses) await (await fetch(`${upstream.url}/price`)).text()
+    } finally {
+      await fetch.close()
+      await upstream.close()
+    }
+    const attempts = otel.exporter
+      .getFinishedSpans()
+      .filter((s) => s.name === 'deadline.egress GET')
+      .map((s) => [
+        s.attributes['http.response.status_code'],
+        s.attributes['error.type'],
+        s.status.code,
+      ])
+    expect(attempts).toEqual([
+      [404, '404', SpanStatusCode.ERROR],
+      [429, '429', SpanStatusCode.ERROR],
+      [200, undefined, SpanStatusCode.UNSET],
+    ])
+  })
+})
+
 describe('what counts as a call that succeeded', () => {
   const SUCCEEDED = 'hourglass.deadline.calls.succeeded'
 

@@ -1,0 +1,69 @@
+import { callModel, openAICompatible } from '@hourglass/llm'
+import { instrumentDeadlines, type StopInstrumentation } from '@hourglass/otel'
+import { type FakeProvider, reply, startFakeProvider } from '@hourglass/testkit'
+import { hrTimeToMilliseconds } from '@opentelemetry/core'
+import type { ReadableSpan } from '@opentelemetry/sdk-trace-base'
+import { afterEach, beforeEach, expect, it, vi } from 'vitest'
+import { setupOtel } from './helpers/otel.js'
+
+/**
+ * The SDK times a span by `Date.now()` at its start; `performance.now()`
+ * runs on the monotonic clock, which NTP does not correct and which stops
+ * during a suspend, so `performance.timeOrigin + performance.now()` drifts
+ * from `Date.now()` the longer a process runs. A chat span timed that way
+ * stood apart from the egress span of its own send (and from its parent)
+ * by that drift. Here the wall clock is 5 s ahead of the monotonic one, as
+ * in a process up for weeks after its clock was stepped.
+ */
+
+const DRIFT_MS = 5000
+
+let otel: ReturnType<typeof setupOtel>
+let stop: StopInstrumentation
+let fake: FakeProvider | undefined
+
+beforeEach(() => {
+  const wallClock = Date.now
+  vi.spyOn(Date, 'now').mockImplementation(() => wallClock() + DRIFT_MS)
+  otel = setupOtel()
+  stop = instrumentDeadlines({
+    tracerProvider: otel.tracerProvider,
+    meterProvider: otel.meterProvider,
+  })
+})
+afterEach(async () => {
+  stop()
+  await otel.shutdown()
+  await fake?.close()
+  vi.restoreAllMocks()
+})
+
+const startMs = (s: ReadableSpan) => hrTimeToMilliseconds(s.startTime)
+const endMs = (s: ReadableSpan) => hrTimeToMilliseconds(s.endTime)
+
+it('a chat span covers the egress span of its own send, on the clock the SDK times spans by', async () => {
+  fake = await startFakeProvider({ dialect: 'openai' })
+  fake.enqueue(reply.text('hello'))
+  const model = openAICompatible({ baseURL: fake.baseURL, apiKey: 'k', model: 'gpt-x' })
+  try {
+    await callModel({
+      models: [model],
+      request: { messages: [{ role: 'user', content: 'hi' }], maxTokens: 8 },
+      retry: { maxAttempts: 1, budgets: false },
+      limits: { admission: false },
+    })
+  } finally {
+    await model.close?.()
+  }
+  const spans = await otel.spansWhere(
+    (s) =>
+      s.some((x) => x.name === 'chat gpt-x') && s.some((x) => x.name === 'deadline.egress POST'),
+  )
+  const chat = spans.find((s) => s.name === 'chat gpt-x') as ReadableSpan
+  const egress = spans.find((s) => s.name === 'deadline.egress POST') as ReadableSpan
+  // The model attempt began before its request was sent and ended after its
+  // answer was read: 2 ms of slack, as the SDK anchors each span to a
+  // `Date.now()` of whole ms (it was 5 s off).
+  expect(startMs(chat)).toBeLessThanOrEqual(startMs(egress) + 2)
+  expect(endMs(chat)).toBeGreaterThanOrEqual(endMs(egress) - 2)
+})
