@@ -37,6 +37,7 @@ import { type ModelPrice, ProviderLimits, RedisCooldownStore, RetryBudgetRegistr
 import { createLog } from './log/createLog.js'
 import type { GatewayLogger, LogLevel } from './log/GatewayLogger.js'
 import { redactSecrets } from './log/redactSecrets.js'
+import { secretHeaderValues } from './log/secretHeaderValues.js'
 import { GatewayMetrics } from './metrics/GatewayMetrics.js'
 import { optionError } from './optionError.js'
 import { createRedisClient, redisPassword } from './redisClient.js'
@@ -214,10 +215,7 @@ function buildGateway(
   )
   const clock = options.clock ?? systemClock
   const secrets = [
-    ...Object.values(valid.providers).flatMap((p) => [
-      ...p.apiKeys,
-      ...Object.values(p.headers ?? {}),
-    ]),
+    ...Object.values(valid.providers).flatMap((p) => [...p.apiKeys, ...secretHeaderValues(p)]),
     ...redisPassword(valid.redis?.url),
   ]
   const redact = redactSecrets(secrets)

@@ -233,10 +233,11 @@ export function gatewayConfigSchema(env: Env) {
       aliases: z.record(nonEmpty, text).default({}),
       deadline: z
         .strictObject({
-          defaultMs: positiveMs('the default budget').default(60_000),
-          maxMs: positiveMs('the largest budget').default(300_000),
+          defaultMs: positiveMs('the default budget').optional(),
+          maxMs: positiveMs('the largest budget').optional(),
           reserveMs: wholeMs('the reserve').optional(),
         })
+        .transform(deadlineDefaults)
         .prefault({}),
       policy: z
         .strictObject({
@@ -413,14 +414,46 @@ function crossReferences(value: unknown, ctx: z.RefinementCtx): void {
     }
   }
   const { defaultMs, maxMs, reserveMs } = deadline
+  // Only both set can disagree: one left out follows the other (`deadlineDefaults`).
   if (typeof defaultMs === 'number' && typeof maxMs === 'number' && defaultMs > maxMs) {
     issue(['deadline', 'defaultMs'], `must not exceed deadline.maxMs (${maxMs})`)
   }
   // The reserve comes off every budget: one as large as the default budget
   // leaves a request without a deadline header no time at all (every one a 504).
-  const budget = typeof defaultMs === 'number' ? defaultMs : 60_000
+  const budget =
+    typeof defaultMs === 'number'
+      ? defaultMs
+      : Math.min(DEFAULT_BUDGET_MS, typeof maxMs === 'number' ? maxMs : Infinity)
   if (typeof reserveMs === 'number' && reserveMs >= budget) {
     issue(['deadline', 'reserveMs'], `must be less than deadline.defaultMs (${budget})`)
+  }
+}
+
+const DEFAULT_BUDGET_MS = 60_000
+const DEFAULT_MAX_BUDGET_MS = 300_000
+
+/**
+ * `deadline.defaultMs` and `maxMs` with their defaults, one left out
+ * following the other, as core's ingress options (so express's `deadline()`)
+ * take them: `maxMs: 30000` alone caps every request at 30 s, the default
+ * budget too, and `defaultMs: 400000` alone raises the cap to it. Each
+ * defaulted on its own (60 s, 300 s), either alone was refused as "defaultMs
+ * must not exceed maxMs", naming a field the operator never wrote.
+ */
+function deadlineDefaults(deadline: {
+  defaultMs?: number | undefined
+  maxMs?: number | undefined
+  reserveMs?: number | undefined
+}): {
+  defaultMs: number
+  maxMs: number
+  reserveMs?: number
+} {
+  const { defaultMs, maxMs, reserveMs } = deadline
+  return {
+    defaultMs: defaultMs ?? Math.min(DEFAULT_BUDGET_MS, maxMs ?? DEFAULT_BUDGET_MS),
+    maxMs: maxMs ?? Math.max(DEFAULT_MAX_BUDGET_MS, defaultMs ?? 0),
+    ...(reserveMs === undefined ? {} : { reserveMs }),
   }
 }
 

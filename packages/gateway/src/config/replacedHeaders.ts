@@ -11,7 +11,7 @@ import { dialects } from '../llm.js'
  * `text/event-stream` streamed), the attempt's idempotency key —, so that
  * any configured value is replaced on some request.
  */
-const ADAPTER_HEADERS: Readonly<Record<string, string | undefined>> = {
+export const ADAPTER_HEADERS: Readonly<Record<string, string | undefined>> = {
   'content-type': 'application/json',
   accept: undefined,
   'accept-encoding': 'identity',
@@ -124,7 +124,7 @@ function differs(value: unknown, sent: string, anyCase: boolean): boolean {
 type DialectName = keyof typeof dialects
 
 /** The headers a dialect's request builder adds, names lower case. */
-function dialectHeaders(dialect: DialectName): Record<string, string> {
+export function dialectHeaders(dialect: DialectName): Record<string, string> {
   return lowerCased(dialects[dialect].buildRequest(PROBE, 'model').headers ?? {})
 }
 
