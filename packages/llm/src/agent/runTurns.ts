@@ -1,5 +1,6 @@
 import { type Deadline, errorCode, isInstance, optionError, untilEnded } from '@hourglass/core'
 import { callDeadline, shadowAmbientIfFalse } from '../call/callDeadline.js'
+import { checkBounds } from '../call/checkBounds.js'
 import { nonFiniteIn } from '../call/nonFiniteIn.js'
 import { refuseUnknownNames } from '../call/unknownOptionNames.js'
 import { argumentsText } from '../dialects/blocks.js'
@@ -10,7 +11,6 @@ import { MaxTurnsExceededError } from '../errors/MaxTurnsExceededError.js'
 import { isSideEffectStoreError } from '../errors/SideEffectStoreError.js'
 import { notNaN } from '../retry/checkNumber.js'
 import type { ChatMessage, ChatResponse, ContentBlock } from '../types.js'
-import { checkBounds } from './checkBounds.js'
 import { cutBeforeArguments } from './cutBeforeArguments.js'
 import { idempotencyKey } from './idempotencyKey.js'
 import { cancelUnread, isChatResponse, notAResponse } from './notAResponse.js'
@@ -137,7 +137,8 @@ export async function runTurns(options: RunTurnsOptions): Promise<TurnsResult> {
   checkToolsAndCall(options)
   const maxTurns = Math.max(1, Math.floor(options.maxTurns ?? 10))
   const messages = [...options.messages]
-  const run = new RunBounds(callDeadline(options.deadline), options.signal)
+  // `signal: null` is none (it failed reading `null.aborted`).
+  const run = new RunBounds(callDeadline(options.deadline), options.signal ?? undefined)
   try {
     // `false`: none through the whole run — the tools (`sideEffect`, given
     // the run's none as undefined, read the ambient one) and `call` too.

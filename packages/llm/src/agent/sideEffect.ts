@@ -8,10 +8,10 @@ import {
   untilEnded,
 } from '@hourglass/core'
 import { callDeadline, shadowAmbientIfFalse } from '../call/callDeadline.js'
+import { checkBounds } from '../call/checkBounds.js'
 import { CONTEXT_NAMES, refuseUnknownNames } from '../call/unknownOptionNames.js'
 import { SideEffectStoreError } from '../errors/SideEffectStoreError.js'
 import { nonNegative } from '../retry/checkNumber.js'
-import { checkBounds } from './checkBounds.js'
 import { MemorySideEffectStore } from './MemorySideEffectStore.js'
 import type { SideEffectRecord, SideEffectStore } from './SideEffectStore.js'
 

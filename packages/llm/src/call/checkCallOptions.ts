@@ -1,11 +1,4 @@
-import {
-  describeValue,
-  isAbortSignal,
-  isDeadline,
-  isHeaderValue,
-  optionError,
-  quoted,
-} from '@hourglass/core'
+import { describeValue, isHeaderValue, optionError, quoted } from '@hourglass/core'
 import { InvalidChatRequestError } from '../errors/InvalidChatRequestError.js'
 import type { RetryDelayOptions } from '../retry/retryDelay.js'
 import type { ChatMessage } from '../types.js'
@@ -15,6 +8,7 @@ import type {
   RecoveryOptions,
   RetryOptions,
 } from './CallModelOptions.js'
+import { checkBounds } from './checkBounds.js'
 import { nonFiniteIn } from './nonFiniteIn.js'
 import { CONTEXT_NAMES, refuseUnknownNames } from './unknownOptionNames.js'
 
@@ -67,18 +61,8 @@ export function checkCallOptions(options: CallModelOptions): void {
   // Read on every attempt: a number of ms for `deadline`, or an
   // AbortController for `signal`, failed as "deadline?.throwIfExpired is not
   // a function" — thrown out of `callModel` itself for a stream's signal.
-  const { deadline, signal, onAttempt } = options
-  // `false` is none, as in core (see callDeadline).
-  if (deadline != null && deadline !== false && !isDeadline(deadline)) {
-    throw new TypeError(
-      `callModel: deadline must be a Deadline (Deadline.after(ms)), got ${describeValue(deadline)}`,
-    )
-  }
-  if (signal != null && !isAbortSignal(signal)) {
-    throw new TypeError(
-      `callModel: signal must be an AbortSignal (controller.signal), got ${describeValue(signal)}`,
-    )
-  }
+  checkBounds('callModel', options)
+  const { onAttempt } = options
   // Its failures are ignored (a logging hook must not change the outcome):
   // one that is no function was too, and every record went nowhere unseen.
   if (onAttempt !== undefined && typeof onAttempt !== 'function') {

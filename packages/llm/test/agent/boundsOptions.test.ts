@@ -39,7 +39,7 @@ const NOT_A_DEADLINE = 5000 as unknown as Deadline
 const NOT_A_SIGNAL = new AbortController() as unknown as AbortSignal
 
 describe('sideEffect and runTurns refuse a deadline or signal of the wrong kind, naming it, before anything runs', () => {
-  it('sideEffect: a number for deadline, the controller for signal; the store is not read, fn not run', () => {
+  it('sideEffect: a number for deadline, the controller for signal; the store is not read, fn not run', async () => {
     let reads = 0
     const store = new MemorySideEffectStore()
     const counted = {
@@ -59,6 +59,8 @@ describe('sideEffect and runTurns refuse a deadline or signal of the wrong kind,
     expect(() => sideEffect('k', send, { store: counted, signal: NOT_A_SIGNAL })).toThrow(
       /^sideEffect: signal must be an AbortSignal \(controller\.signal\), got /,
     )
+    // The store is read, and fn run, a turn later: let that turn come.
+    await new Promise((resolve) => setImmediate(resolve))
     expect(reads).toBe(0)
     expect(sent).toBe(0)
   })
@@ -101,5 +103,21 @@ describe('sideEffect and runTurns refuse a deadline or signal of the wrong kind,
     expect(result.turns).toBe(2)
     expect(model.tools).toBe(1)
     expect(await sideEffect('k-ok', () => 'sent', { deadline: false })).toBe('sent')
+  })
+
+  it('signal: null is none, for runTurns as for sideEffect (it failed reading null.aborted)', async () => {
+    const model = countingModel()
+    const result = await runTurns({
+      operationId: 'op-bounds-null',
+      messages: [{ role: 'user', content: 'hi' }],
+      call: model.call,
+      tools: { send: () => ++model.tools },
+      store: new MemorySideEffectStore(),
+      signal: null as unknown as AbortSignal,
+    })
+    expect(result.turns).toBe(2)
+    expect(
+      await sideEffect('k-null', () => 'sent', { signal: null as unknown as AbortSignal }),
+    ).toBe('sent')
   })
 })
