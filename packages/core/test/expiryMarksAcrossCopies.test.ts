@@ -68,7 +68,8 @@ describe('isExpiryOf reads the marks another copy of core made', () => {
       step,
     )
     expect(isExpiryOf(forStep, request)).toBe(true)
-    // The other copy's own deadline under this one: its timer's expiry is this line's too.
+    // A deadline made through the other copy's Deadline.after under this one
+    // (which hands it to the parent's own child()): its expiry is this line's too.
     const under = other.Deadline.after(10, { clock, parent: request })
     clock.advance(10)
     expect(isExpiryOf(under.reason, request)).toBe(true)

@@ -4,6 +4,7 @@ import {
   endedBy,
   isDeadlineExceeded,
   isExpiryOf,
+  isForeignExpiry,
   MAX_RESERVE_MS,
 } from '@hourglass/core'
 import { expiredTrailer } from './expiredStatus.js'
@@ -48,6 +49,11 @@ export function toServiceError(
   ) {
     if (!isExpiryOf(ended, deadline)) return undefined
   }
+  // No deadline of the call's (no deadlineServerInterceptor) to ask about,
+  // but an expiry marked as from elsewhere (a remote's own cap behind a
+  // call of ours) still says it is none of this call's: answered, it was
+  // DEADLINE_EXCEEDED with x-deadline-expired (do not retry).
+  if (expired && deadline === undefined && isForeignExpiry(ended)) return undefined
   const code = expired ? status.DEADLINE_EXCEEDED : status.CANCELLED
   const metadata = expired ? expiredTrailer() : new Metadata()
   return Object.assign(new Error(ended.message, { cause: error }), {

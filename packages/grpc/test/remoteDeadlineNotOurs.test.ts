@@ -109,6 +109,30 @@ describe("a server's deadline error of its own while the call's deadline has its
     expect(error?.metadata.get('x-deadline-expired')).toEqual([])
   })
 
+  it('without deadlineServerInterceptor, an expiry marked as from elsewhere is passed on: UNKNOWN, no trailer; an unmarked one is still DEADLINE_EXCEEDED', async () => {
+    // No deadline of the call's to ask isExpiryOf about: the mark still tells
+    // (as express's deadlineErrors() without deadline()). Answered, a remote's
+    // own cap was DEADLINE_EXCEEDED with x-deadline-expired (do not retry).
+    let marked = true
+    server = await startServer(
+      deadlineErrors({
+        unary: (_call: Unary, callback: sendUnaryData<unknown>) => {
+          const expiry = new DeadlineExceededError({ budgetMs: 50, elapsedMs: 50 })
+          callback((marked ? markForeignExpiry(expiry) : expiry) as never)
+        },
+      }),
+      [],
+    )
+    client = connect(server.address, [deadlineInterceptor()])
+    const foreign = await unary(client, {})
+    expect(foreign.error?.code).toBe(status.UNKNOWN)
+    expect(foreign.error?.metadata.get('x-deadline-expired')).toEqual([])
+    marked = false
+    const own = await unary(client, {})
+    expect(own.error?.code).toBe(status.DEADLINE_EXCEEDED)
+    expect(own.error?.metadata.get('x-deadline-expired')).toEqual(['1'])
+  })
+
   it("within MAX_RESERVE_MS of the call's end it is the call's expiry: DEADLINE_EXCEEDED with the trailer", async () => {
     const clock = new ManualClock()
     const work = await serve(
