@@ -1,10 +1,14 @@
 /**
  * How many terminal columns `text` (printable: escaped already) takes: a
  * wide character (CJK ideographs, kana, Hangul, fullwidth forms, the emoji
- * drawn two columns wide) takes two, a combining mark none, any other code
- * point one. Measured in UTF-16 units, a slice named `检索文档` took 4 of the
- * label column's 30 and was drawn 8 wide: its bar, and every figure after
- * it, stood 4 columns right of the other lines' on the shared time axis.
+ * drawn two columns wide) takes two; a combining mark, a format character
+ * (the zero-width non-joiner and joiner, a flag's tags: the only ones
+ * `escapeUnprintable` leaves raw) and a Hangul medial vowel or final
+ * consonant (U+1160–U+11FF, drawn into the syllable its initial starts)
+ * none; any other code point one. Measured in UTF-16 units, a slice named
+ * `检索文档` took 4 of the label column's 30 and was drawn 8 wide: its bar,
+ * and every figure after it, stood 4 columns right of the other lines' on
+ * the shared time axis.
  * The widths are Unicode's East Asian Width (W and F) as terminals draw
  * them, by block (the emoji blocks whole: their few text-style symbols are
  * counted two); JavaScript's RegExp has no property for it, hence the ranges.
@@ -14,16 +18,24 @@ export function columnsOf(text: string): number {
   let columns = 0
   for (const char of text) {
     const code = char.codePointAt(0) as number
-    if (isWide(code)) columns += 2
-    else if (!ZERO_WIDTH.test(char)) columns += 1
+    // Zero width first: a combining mark inside a wide block (U+3099, the
+    // voiced mark of `が` decomposed, as macOS writes file names) is drawn
+    // over the kana before it; counted two, it put the bar 2 columns left.
+    if (ZERO_WIDTH.test(char) || (code >= 0x1160 && code <= 0x11ff)) continue
+    columns += isWide(code) ? 2 : 1
   }
   return columns
 }
 
 /** Printable ASCII is one column a unit: the common case, measured by its length. */
 const MAYBE_NOT_ONE_COLUMN = /[^\x20-\x7e]/
-/** Combining marks: drawn over the character before them. */
-const ZERO_WIDTH = /^[\p{Mn}\p{Me}]$/u
+/**
+ * Combining marks, drawn over the character before them, and format
+ * characters, not drawn: a Persian name's zero-width non-joiner, an emoji
+ * sequence's joiner, a subdivision flag's tags (the Scotland flag's six,
+ * counted one each, put its bar 6 columns left).
+ */
+const ZERO_WIDTH = /^[\p{Mn}\p{Me}\p{Cf}]$/u
 
 /** East Asian Width W and F, as [first, last] code points, in order. */
 const WIDE: ReadonlyArray<readonly [number, number]> = [

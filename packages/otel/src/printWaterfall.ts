@@ -518,10 +518,10 @@ function pad(text: string, width: number): string {
 /**
  * Whether `text` escaped takes at most `width` columns. An escape is never
  * shorter than what it stands for, and no character takes less than a
- * column per two UTF-16 units (but a combining mark, drawn over another),
- * so text more than twice `width` long is not escaped to be measured: a
- * name of a million control characters, escaped whole (six times as
- * long), took seconds per line.
+ * column per two UTF-16 units (but the zero-width ones: a combining mark,
+ * a joiner, a flag's tags), so text more than twice `width` long is not
+ * escaped to be measured, and is cut (`cut`): a name of a million control
+ * characters, escaped whole (six times as long), took seconds per line.
  */
 function escapedFits(text: string, width: number): boolean {
   return text.length <= 2 * width && columnsOf(escapeUnprintable(text)) <= width
@@ -545,12 +545,18 @@ function cut(text: string, width: number): string {
   const head = text.slice(0, width + 16)
   if (PRINTABLE_ASCII.test(head)) return `${cutText(text, width).slice(0, -1)}~`
   // By columns (`columnsOf`): a wide character (`检`) is two, kept only whole.
+  // And by length: a combining mark takes no column, and a name of a
+  // million of them was walked and kept whole (a line of 1,000,070 UTF-16
+  // units, ~2 s to draw). Four units a column hold an astral character's
+  // pair, or a letter with its marks as a decomposed ệ writes them: only a
+  // pile of marks, or of flags (up to 68 units for 2 columns), is cut sooner.
+  const maxUnits = 4 * width + 16
   let out = ''
   let used = 0
   for (const [piece] of text.matchAll(PIECES)) {
     const shown = escapeUnprintable(piece)
     const columns = columnsOf(shown)
-    if (used + columns > width - 1) break
+    if (used + columns > width - 1 || out.length + shown.length > maxUnits) break
     out += shown
     used += columns
   }
