@@ -160,15 +160,6 @@ export class Attempt {
    * upstream's failure, whatever its code says. Never retried.
    */
   dispatchThrew = false
-  /**
-   * createFetch's stream upload is waiting on the caller's source (undici
-   * asked for a chunk it has not given yet, `StoppableBody.reading`): the
-   * headers limit, which bounds the server's silence, waits again then. A
-   * source that paused longer than `headersTimeoutMs` (a proxied client's
-   * upload, a generator awaiting its next row) failed as HEADERS_TIMEOUT,
-   * the server blamed for waiting on a body that had not come.
-   */
-  awaitingSource: (() => boolean) | undefined = undefined
 
   #phaseStart = 0
   #timer: unknown
@@ -757,13 +748,9 @@ export class Attempt {
    * so a peer that stopped reading is failed a look or two later. Once
    * nothing is left in Node, the limit counts the server's silence, while
    * it reads what the kernel's buffers still hold too (out of our sight).
-   * Waiting on the caller's own source (`awaitingSource`) counts as moving:
-   * that wait is the caller's, not the server's silence.
    */
   #uploadMoved(): boolean {
-    if (this.state !== 'headers') return false
-    if (this.awaitingSource?.() === true) return true
-    if (this.#upload === undefined) return false
+    if (this.#upload === undefined || this.state !== 'headers') return false
     const reading = this.#upload()
     return reading !== undefined && reading !== this.#reading
   }

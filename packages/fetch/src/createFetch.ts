@@ -273,8 +273,6 @@ export function createFetch(
         // (Attempt.cutUpload): its end read as the whole upload.
         if (upload) {
           started.onFinish((ended) => upload?.stop(ended.error, () => ended.cutUpload()))
-          // Waiting on the caller's source is no silence of the server's.
-          started.awaitingSource = () => upload.reading
         }
       },
     }

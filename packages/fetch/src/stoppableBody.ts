@@ -11,12 +11,6 @@ export interface StoppableBody {
    * body's, so the request is reset first (`Attempt.cutUpload`).
    */
   stop(reason: unknown, cut?: () => void): void
-  /**
-   * undici has asked for the next chunk and the caller's body has not given
-   * it yet: the upload waits on the caller's source (a slow client's upload
-   * proxied, a generator awaiting), not on the server (`Attempt.awaitingSource`).
-   */
-  readonly reading: boolean
 }
 
 const DONE: IteratorReturnResult<undefined> = { done: true, value: undefined }
@@ -63,7 +57,6 @@ class StoppableStream implements StoppableBody {
   #reader: ReadableStreamDefaultReader<unknown> | undefined
   #stopped = false
   #cut: (() => void) | undefined
-  reading = false
 
   constructor(source: ReadableStream<unknown>) {
     this.#source = source
@@ -76,10 +69,7 @@ class StoppableStream implements StoppableBody {
             return
           }
           this.#reader ??= this.#source.getReader()
-          this.reading = true
-          const read = this.#reader.read()
-          read.then(this.#readDone, this.#readDone)
-          return read.then(({ done, value }) => {
+          return this.#reader.read().then(({ done, value }) => {
             if (done || this.#stopped) {
               if (this.#stopped) this.#cutShort()
               try {
@@ -98,10 +88,6 @@ class StoppableStream implements StoppableBody {
       // Read nothing ahead of undici: a chunk is pulled from the caller only when undici wants one.
       { highWaterMark: 0 },
     )
-  }
-
-  readonly #readDone = (): void => {
-    this.reading = false
   }
 
   stop(reason: unknown, cut?: () => void): void {
@@ -137,7 +123,6 @@ class StoppableIterable implements StoppableBody, AsyncIterable<unknown> {
   #iterator: AsyncIterator<unknown> | undefined
   #stopped = false
   #cut: (() => void) | undefined
-  reading = false
 
   constructor(source: AsyncIterable<unknown>) {
     this.#source = source
@@ -148,10 +133,7 @@ class StoppableIterable implements StoppableBody, AsyncIterable<unknown> {
       next: () => {
         if (this.#stopped) return Promise.resolve(this.#cutShort())
         this.#iterator ??= this.#source[Symbol.asyncIterator]()
-        this.reading = true
-        const read = Promise.resolve(this.#iterator.next())
-        read.then(this.#readDone, this.#readDone)
-        return read.then(
+        return Promise.resolve(this.#iterator.next()).then(
           // Anything once stopped (a Node stream destroyed: done; a chunk
           // that came late) is the cut, not the upload's end: no chunk goes
           // out after the call ended.
@@ -172,10 +154,6 @@ class StoppableIterable implements StoppableBody, AsyncIterable<unknown> {
         return Promise.resolve({ done: true, value })
       },
     }
-  }
-
-  readonly #readDone = (): void => {
-    this.reading = false
   }
 
   stop(_reason: unknown, cut?: () => void): void {
