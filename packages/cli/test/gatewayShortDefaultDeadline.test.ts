@@ -41,3 +41,21 @@ it('deadline.defaultMs of 20 ms is a bad argument (exit 2) naming the file and t
   ])
   expect(run.stdout).toBe('')
 })
+
+it('deadline.maxMs of 20 ms alone, which the default budget follows, says so (raising defaultMs alone would be refused as above maxMs)', async () => {
+  dir = mkdtempSync(join(tmpdir(), 'hourglass-cli-'))
+  const config = join(dir, 'gateway.json')
+  writeFileSync(
+    config,
+    JSON.stringify({
+      providers: { p: { dialect: 'openai', baseURL: 'http://127.0.0.1:9/v1', apiKeys: ['k'] } },
+      models: { m: { fallback: [{ provider: 'p', model: 'x' }] } },
+      deadline: { maxMs: 20 },
+    }),
+  )
+  const run = await runMain(['gateway', '--config', config, '--port', '0'])
+  expect(run.code).toBe(2)
+  expect(run.stderr.trim().split('\n')).toEqual([
+    `hourglass gateway: ${config}: deadline.defaultMs: must be more than 25 ms, the time the gateway keeps to write its 504 before the deadline (got 20; without a defaultMs it follows deadline.maxMs)`,
+  ])
+})

@@ -472,7 +472,7 @@ describe('gateway config validation names the field', () => {
 
   it('deadline.reserveMs must leave the default budget some time (as large, every request was a 504)', () => {
     expect(problems({ ...valid(), deadline: { reserveMs: 60_000 } })).toEqual([
-      'deadline.reserveMs: must be less than deadline.defaultMs (60000)',
+      'deadline.reserveMs: must be less than the default budget, deadline.defaultMs’s default (60000)',
     ])
     expect(problems({ ...valid(), deadline: { defaultMs: 400, reserveMs: 500 } })).toEqual([
       'deadline.reserveMs: must be less than deadline.defaultMs (400)',

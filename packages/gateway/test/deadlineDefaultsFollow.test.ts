@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { isGatewayConfigError, parseGatewayConfig } from '../src/index.js'
+import { createGateway, isGatewayConfigError, parseGatewayConfig } from '../src/index.js'
 import { fakeProvider, fallback, startHarness } from './support/harness.js'
 
 /**
@@ -51,8 +51,19 @@ describe('deadline.defaultMs and deadline.maxMs, one left out, follow the other'
     expect(problems(config({ defaultMs: 40_000, maxMs: 30_000 }))).toEqual([
       'deadline.defaultMs: must not exceed deadline.maxMs (30000)',
     ])
+    // Said of the field written: the default budget follows maxMs here.
     expect(problems(config({ maxMs: 1_000, reserveMs: 1_000 }))).toEqual([
-      'deadline.reserveMs: must be less than deadline.defaultMs (1000)',
+      'deadline.reserveMs: must be less than deadline.maxMs, which the default budget follows without a defaultMs (1000)',
+    ])
+    expect(problems(config({ maxMs: 100_000, reserveMs: 70_000 }))).toEqual([
+      'deadline.reserveMs: must be less than the default budget, deadline.defaultMs’s default (60000)',
+    ])
+    expect(problems(config({ defaultMs: 500, reserveMs: 500 }))).toEqual([
+      'deadline.reserveMs: must be less than deadline.defaultMs (500)',
+    ])
+    // An invalid maxMs is its own problem alone, no line about a valid reserve.
+    expect(problems(config({ maxMs: 0, reserveMs: 5 }))).toEqual([
+      'deadline.maxMs: expected more than 0 ms',
     ])
   })
 
@@ -75,5 +86,12 @@ describe('deadline.defaultMs and deadline.maxMs, one left out, follow the other'
       await harness.close()
       await p.fake.close()
     }
+  })
+
+  it('createGateway names maxMs as the one to raise when the default budget follows it', () => {
+    expect(() => createGateway(config({ maxMs: 20 }))).toThrow(
+      /raise deadline\.defaultMs \(without one it follows deadline\.maxMs: raise that\)/,
+    )
+    expect(() => createGateway(config({ defaultMs: 20 }))).toThrow(/raise deadline\.defaultMs, got 25$/)
   })
 })

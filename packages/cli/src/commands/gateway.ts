@@ -174,10 +174,13 @@ A flag wins over its environment variable.
       // createGateway refuses a default budget no longer than the time it
       // keeps to write its 504 (replyReserveMs, which this command has no
       // flag for): said as the config field it is, like the schema's problems.
-      const defaultMs = config.deadline.defaultMs
+      const { defaultMs, maxMs } = config.deadline
       if (defaultMs <= DEFAULT_REPLY_RESERVE_MS) {
+        // Left out, defaultMs follows maxMs: `maxMs: 20` alone lands here, and
+        // "raise defaultMs" alone would be refused as above maxMs.
+        const follows = defaultMs === maxMs ? '; without a defaultMs it follows deadline.maxMs' : ''
         io.stderr(
-          `hourglass gateway: ${printable(configPath, 80)}: deadline.defaultMs: must be more than ${DEFAULT_REPLY_RESERVE_MS} ms, the time the gateway keeps to write its 504 before the deadline (got ${defaultMs})\n`,
+          `hourglass gateway: ${printable(configPath, 80)}: deadline.defaultMs: must be more than ${DEFAULT_REPLY_RESERVE_MS} ms, the time the gateway keeps to write its 504 before the deadline (got ${defaultMs}${follows})\n`,
         )
         return 2
       }

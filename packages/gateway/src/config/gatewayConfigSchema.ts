@@ -237,6 +237,7 @@ export function gatewayConfigSchema(env: Env) {
           maxMs: positiveMs('the largest budget').optional(),
           reserveMs: wholeMs('the reserve').optional(),
         })
+        .superRefine(deadlineIssues)
         .transform(deadlineDefaults)
         .prefault({}),
       policy: z
@@ -327,7 +328,6 @@ function crossReferences(value: unknown, ctx: z.RefinementCtx): void {
   const models = isRecord(value['models']) ? value['models'] : {}
   const aliases = isRecord(value['aliases']) ? value['aliases'] : {}
   const policy = isRecord(value['policy']) ? value['policy'] : {}
-  const deadline = isRecord(value['deadline']) ? value['deadline'] : {}
   const known = Object.keys(providers)
   const costBudget = typeof policy['maxCostUsdPerRequest'] === 'number'
   // Here, not as the record's key schema: a name refused there would drop
@@ -413,20 +413,55 @@ function crossReferences(value: unknown, ctx: z.RefinementCtx): void {
       issue(['aliases', alias], `unknown model "${to}"`)
     }
   }
+}
+
+/**
+ * The deadline's fields against each other, read as the operator wrote them
+ * (before `deadlineDefaults` fills the one left out), each problem said of a
+ * field written: read after, a default budget that followed `maxMs` was
+ * named `deadline.defaultMs`, a field never written. Runs only once every
+ * field is valid: a `maxMs` of 0 added a second line about a valid reserve.
+ */
+function deadlineIssues(
+  deadline: {
+    defaultMs?: number | undefined
+    maxMs?: number | undefined
+    reserveMs?: number | undefined
+  },
+  ctx: z.RefinementCtx,
+): void {
   const { defaultMs, maxMs, reserveMs } = deadline
+  // zod runs this beside a field's own problems: weigh valid fields alone.
+  const valid = (ms: number | undefined, least: number) =>
+    ms === undefined || (Number.isInteger(ms) && ms >= least)
+  if (!valid(defaultMs, 1) || !valid(maxMs, 1) || !valid(reserveMs, 0)) return
+  const issue = (field: string, message: string) =>
+    ctx.addIssue({ code: 'custom', path: [field], message })
   // Only both set can disagree: one left out follows the other (`deadlineDefaults`).
-  if (typeof defaultMs === 'number' && typeof maxMs === 'number' && defaultMs > maxMs) {
-    issue(['deadline', 'defaultMs'], `must not exceed deadline.maxMs (${maxMs})`)
+  if (defaultMs !== undefined && maxMs !== undefined && defaultMs > maxMs) {
+    issue('defaultMs', `must not exceed deadline.maxMs (${maxMs})`)
   }
   // The reserve comes off every budget: one as large as the default budget
   // leaves a request without a deadline header no time at all (every one a 504).
-  const budget =
-    typeof defaultMs === 'number'
-      ? defaultMs
-      : Math.min(DEFAULT_BUDGET_MS, typeof maxMs === 'number' ? maxMs : Infinity)
-  if (typeof reserveMs === 'number' && reserveMs >= budget) {
-    issue(['deadline', 'reserveMs'], `must be less than deadline.defaultMs (${budget})`)
+  if (reserveMs === undefined) return
+  const budget = defaultBudget(deadline)
+  if (reserveMs >= budget.ms) issue('reserveMs', `must be less than ${budget.said} (${budget.ms})`)
+}
+
+/** The budget of a request that names none, and how to say where it comes from. */
+function defaultBudget(deadline: { defaultMs?: number | undefined; maxMs?: number | undefined }): {
+  ms: number
+  said: string
+} {
+  const { defaultMs, maxMs } = deadline
+  if (defaultMs !== undefined) return { ms: defaultMs, said: 'deadline.defaultMs' }
+  if (maxMs !== undefined && maxMs < DEFAULT_BUDGET_MS) {
+    return {
+      ms: maxMs,
+      said: 'deadline.maxMs, which the default budget follows without a defaultMs',
+    }
   }
+  return { ms: DEFAULT_BUDGET_MS, said: 'the default budget, deadline.defaultMs’s default' }
 }
 
 const DEFAULT_BUDGET_MS = 60_000

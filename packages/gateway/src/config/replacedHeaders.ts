@@ -11,7 +11,7 @@ import { dialects } from '../llm.js'
  * `text/event-stream` streamed), the attempt's idempotency key —, so that
  * any configured value is replaced on some request.
  */
-export const ADAPTER_HEADERS: Readonly<Record<string, string | undefined>> = {
+const ADAPTER_HEADERS: Readonly<Record<string, string | undefined>> = {
   'content-type': 'application/json',
   accept: undefined,
   'accept-encoding': 'identity',
@@ -111,6 +111,24 @@ export function replacedHeaders(provider: {
 }
 
 /**
+ * True when `value` is what the adapter, or the dialect, sends in `header`
+ * on every request anyway (`content-type: application/json` in any letter
+ * case, Anthropic's `anthropic-version: 2023-06-01`): a value the config
+ * takes because it changes nothing — the same rule as the check above, so
+ * what is taken and what is said to be no secret cannot drift apart.
+ */
+export function sentAnyway(dialect: string, header: string, value: string): boolean {
+  const lower = header.toLowerCase()
+  if (Object.hasOwn(ADAPTER_HEADERS, lower)) {
+    const sent = ADAPTER_HEADERS[lower]
+    return sent !== undefined && !differs(value, sent, true)
+  }
+  if (!Object.hasOwn(dialects, dialect)) return false
+  const own = dialectHeaders(dialect as DialectName)
+  return Object.hasOwn(own, lower) && !differs(value, own[lower] as string, false)
+}
+
+/**
  * A configured value that is not the one sent in its place: replacing it
  * changes what goes out. Only a string is known: one not (yet) read from
  * its `{ env }` (the variable unset, reported at the field already) is not
@@ -124,7 +142,7 @@ function differs(value: unknown, sent: string, anyCase: boolean): boolean {
 type DialectName = keyof typeof dialects
 
 /** The headers a dialect's request builder adds, names lower case. */
-export function dialectHeaders(dialect: DialectName): Record<string, string> {
+function dialectHeaders(dialect: DialectName): Record<string, string> {
   return lowerCased(dialects[dialect].buildRequest(PROBE, 'model').headers ?? {})
 }
 
