@@ -24,19 +24,28 @@ import type { ErrorReply, ProviderDialect, ProviderRoute } from './types.js'
  *   with a `req_011C…` id in smallmain/vscode-unify-chat-provider#249;
  *   Opus 4.6 in anomalyco/opencode#13768, Sonnet 4.6 in
  *   opencode-dynamic-context-pruning#520, Sonnet 5 in
- *   cortexkit/magic-context#511). The fake continued the prefill.
+ *   cortexkit/magic-context#511). The fake continued the prefill;
+ * - under `anthropic-version: 2026-10-21` (platform.claude.com, "Migrating
+ *   to API version 2026-10-21"), a `document` block directly in an
+ *   assistant message, and a text block of a user message with
+ *   `citations` (a non-empty list: the field is gone from user text, where
+ *   it could only echo an earlier answer's). The docs quote no message: the
+ *   fake names the block, in the validator's "messages.N.content.M" form.
+ *   The fake took both, as the older versions do.
  * Anthropic's own API only, as `anthropicMaxTokensMissing`.
  */
 export function anthropicContentRefused(
   dialect: ProviderDialect,
   route: ProviderRoute,
   body: unknown,
+  headers: Record<string, string> = {},
 ): ErrorReply | undefined {
   if (dialect !== 'anthropic' || route !== 'anthropic-messages') return undefined
   if (typeof body !== 'object' || body === null) return undefined
   const messages = (body as Record<string, unknown>)['messages']
   if (!Array.isArray(messages)) return undefined
   const refuse = (message: string) => anthropicErrors.invalidRequest(message)
+  const current = headers['anthropic-version'] === CURRENT_VERSION
   for (const [i, message] of messages.entries()) {
     if (typeof message !== 'object' || message === null) continue
     const { role, content } = message as { role?: unknown; content?: unknown }
@@ -56,6 +65,14 @@ export function anthropicContentRefused(
     for (const [j, block] of content.entries()) {
       if (typeof block !== 'object' || block === null) continue
       const b = block as Record<string, unknown>
+      if (current && role === 'assistant' && b['type'] === 'document') {
+        return refuse(
+          `messages.${i}.content.${j}: document blocks are not accepted in assistant messages; send the document in a user message`,
+        )
+      }
+      if (current && role === 'user' && b['type'] === 'text' && nonEmptyList(b['citations'])) {
+        return refuse(`messages.${i}.content.${j}.text.citations: Extra inputs are not permitted`)
+      }
       if (b['type'] === 'text' && typeof b['text'] === 'string') {
         if (b['text'] === '') return refuse('messages: text content blocks must be non-empty')
         if (b['text'].trim() === '') {
@@ -79,6 +96,13 @@ export function anthropicContentRefused(
     return refuse('messages: final assistant content cannot end with trailing whitespace')
   }
   return undefined
+}
+
+/** The API version without document blocks in assistant turns nor citations in user ones. */
+const CURRENT_VERSION = '2026-10-21'
+
+function nonEmptyList(value: unknown): boolean {
+  return Array.isArray(value) && value.length > 0
 }
 
 /** A tool result's content left out, `""` or `[]`. */

@@ -1,3 +1,4 @@
+import { anthropicAlwaysThinks } from './anthropicAlwaysThinks.js'
 import { anthropicThinkingDefaults } from './anthropicThinkingDefaults.js'
 import { anthropicErrors } from './errors/anthropicErrors.js'
 import { refusesForcedTool } from './refusesForcedTool.js'
@@ -14,6 +15,13 @@ const DOCS = 'https://docs.claude.com/en/docs/build-with-claude/extended-thinkin
  * (docs.claude.com, "Extended thinking", "Thinking with tool use"):
  * - the budget form at all on Opus 4.7 and later and the Claude 5 models
  *   (`anthropicThinkingDefaults`), which think adaptively only;
+ * - thinking turned off (`{type: "disabled"}`) on the models whose thinking
+ *   is always on (`anthropicAlwaysThinks`), and on Opus 5 beside an
+ *   `output_config.effort` above `high` ("output_config.effort 'xhigh' is
+ *   not supported when thinking is disabled on this model. …", quoted in
+ *   anthropics/claude-code#79798; platform.claude.com, "What's new in
+ *   Claude Opus 5": thinking may be disabled at effort `high` or below).
+ *   The fake took both and answered without thinking;
  * - a `budget_tokens` below 1,024, or not below `max_tokens` (but with
  *   interleaved thinking — the `interleaved-thinking-2025-05-14` beta
  *   beside tools — where the budget is the whole turn's and may exceed it);
@@ -46,6 +54,7 @@ export function anthropicThinkingRefused(
   }
   const thinking = json['thinking'] as { type?: unknown; budget_tokens?: unknown } | null
   const type = thinking?.type
+  if (type === 'disabled') return disabledRefused(json)
   if (type !== 'enabled' && type !== 'adaptive') return undefined
   if (type === 'enabled' && anthropicThinkingDefaults(json['model']).adaptiveOnly) {
     return refuse(
@@ -84,6 +93,29 @@ export function anthropicThinkingRefused(
 }
 
 const FORCED_TOOL = 'Thinking may not be enabled when tool_choice forces tool use.'
+
+/** `thinking: {type: "disabled"}` where the model will not stop thinking (see above). */
+function disabledRefused(json: Record<string, unknown>): ErrorReply | undefined {
+  if (anthropicAlwaysThinks(json['model'])) {
+    return anthropicErrors.invalidRequest(
+      '"thinking.type.disabled" is not supported for this model. Use "thinking.type.adaptive" and "output_config.effort" to control thinking behavior.',
+    )
+  }
+  const effort = (json['output_config'] as { effort?: unknown } | null | undefined)?.effort
+  if ((effort === 'xhigh' || effort === 'max') && isOpus5(json['model'])) {
+    return anthropicErrors.invalidRequest(
+      `output_config.effort '${effort}' is not supported when thinking is disabled on this model. Use effort 'high' or below, or enable thinking.`,
+    )
+  }
+  return undefined
+}
+
+/** Opus 5.0 (`claude-opus-5`, not a date's digits): Opus 5.5 and later never stop thinking. */
+function isOpus5(model: unknown): boolean {
+  if (typeof model !== 'string') return false
+  const match = /claude-opus-5(?:-(\d)(?!\d))?(?!\d)/.exec(model)
+  return match !== null && Number(match[1] ?? 0) === 0
+}
 
 const INTERLEAVED = 'interleaved-thinking-2025-05-14'
 

@@ -247,9 +247,11 @@ export function streamOptionsWithoutStream(
 
 /**
  * The versions Anthropic takes (platform.claude.com/docs/en/api/versioning):
- * `2026-10-21` is the one the official SDKs send since their 1.0.0
- * (@anthropic-ai/sdk 1.x, `'anthropic-version': '2026-10-21'`). Left out,
- * the fake refused every request of a client on the current SDK.
+ * `2026-10-21` is the one the official SDKs send from the major version
+ * that adopted it — TypeScript (@anthropic-ai/sdk) and PHP 1.0.0, Python,
+ * Go and Ruby 2.0.0, Java 3.0.0, C# 13.0.0 (platform.claude.com,
+ * "Migrating to API version 2026-10-21"). Left out, the fake refused every
+ * request of a client on a current SDK.
  */
 const ANTHROPIC_VERSIONS: ReadonlySet<string> = new Set(['2026-10-21', '2023-06-01', '2023-01-01'])
 

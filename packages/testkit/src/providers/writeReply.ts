@@ -109,7 +109,7 @@ function writeText(ctx: ReplyContext, reply: TextReply): Promise<void> {
     anthropicSamplingRefused(ctx.dialect, ctx.record.route, ctx.record.body, ctx.record.headers) ??
     anthropicThinkingRefused(ctx.dialect, ctx.record.route, ctx.record.body, ctx.record.headers) ??
     anthropicUserIdRefused(ctx.dialect, ctx.record.route, ctx.record.body) ??
-    anthropicContentRefused(ctx.dialect, ctx.record.route, ctx.record.body) ??
+    anthropicContentRefused(ctx.dialect, ctx.record.route, ctx.record.body, ctx.record.headers) ??
     geminiFunctionNameRefused(ctx.record.route, ctx.record.body) ??
     unavailableFormat(ctx.dialect, ctx.record.body)
   if (refused !== undefined) return writeError(ctx, refused)

@@ -17,10 +17,11 @@ afterAll(() => fake.close())
 async function send(
   messages: unknown[],
   model = 'claude-sonnet-4-5',
+  version = '2023-06-01',
 ): Promise<{ status: number; message?: string | undefined }> {
   const res = await fetch(`${fake.url}/v1/messages`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', 'anthropic-version': '2023-06-01' },
+    headers: { 'content-type': 'application/json', 'anthropic-version': version },
     body: JSON.stringify({ model, max_tokens: 50, messages }),
   })
   const body = (await res.json()) as { error?: { type: string; message: string } }
@@ -156,5 +157,60 @@ describe('Anthropic refuses content it cannot read', () => {
     expect(
       (await send([...prefill, { role: 'user', content: 'go' }], 'claude-opus-4-6')).status,
     ).toBe(200)
+  })
+})
+
+describe('anthropic-version 2026-10-21 refuses content the older versions take', () => {
+  // platform.claude.com, "Migrating to API version 2026-10-21": the fake
+  // answered both under it, so a client moved to a current SDK passed
+  // against the fake and met the 400 against the API.
+  const pdf = { type: 'document', source: { type: 'text', media_type: 'text/plain', data: 'x' } }
+  const cited = {
+    type: 'text',
+    text: 'As the report says…',
+    citations: [
+      {
+        type: 'char_location',
+        cited_text: 'x',
+        document_index: 0,
+        start_char_index: 0,
+        end_char_index: 1,
+      },
+    ],
+  }
+
+  it('a document block in an assistant message', async () => {
+    const messages = [
+      { role: 'user', content: 'Read this.' },
+      { role: 'assistant', content: [pdf, { type: 'text', text: 'Read.' }] },
+      { role: 'user', content: 'Summarise it.' },
+    ]
+    expect(await send(messages, 'claude-sonnet-4-5', '2026-10-21')).toEqual({
+      status: 400,
+      message:
+        'messages.1.content.0: document blocks are not accepted in assistant messages; send the document in a user message',
+    })
+    expect((await send(messages)).status).toBe(200)
+    // In a user message it is read.
+    const inUser = [{ role: 'user', content: [pdf, { type: 'text', text: 'Summarise it.' }] }]
+    expect((await send(inUser, 'claude-sonnet-4-5', '2026-10-21')).status).toBe(200)
+  })
+
+  it('a user text block with citations; none, or an empty list, is read', async () => {
+    const messages = [{ role: 'user', content: [{ type: 'text', text: 'Hi.' }, cited] }]
+    expect(await send(messages, 'claude-sonnet-4-5', '2026-10-21')).toEqual({
+      status: 400,
+      message: 'messages.0.content.1.text.citations: Extra inputs are not permitted',
+    })
+    expect((await send(messages)).status).toBe(200)
+    const empty = [{ role: 'user', content: [{ ...cited, citations: [] }] }]
+    expect((await send(empty, 'claude-sonnet-4-5', '2026-10-21')).status).toBe(200)
+    // An assistant's cited text, sent back, is its own answer's: read.
+    const answered = [
+      { role: 'user', content: 'What does it say?' },
+      { role: 'assistant', content: [cited] },
+      { role: 'user', content: 'And then?' },
+    ]
+    expect((await send(answered, 'claude-sonnet-4-5', '2026-10-21')).status).toBe(200)
   })
 })

@@ -219,6 +219,57 @@ describe("the Anthropic fake answers Anthropic's 400s beside thinking", () => {
     }
   })
 
+  it('refuses thinking turned off where it cannot be: the always-thinking models, Opus 5 above high effort', async () => {
+    // Sonnet 5.5 migration guide, "What's new in Claude Opus 5.5", the Fable
+    // 5 and Mythos 5 migration guide: `{type: "disabled"}` is a 400 there.
+    // The fake took it and answered unthought.
+    fake = await startFakeProvider({
+      dialect: 'anthropic',
+      reply: reply.text('ok', { thinking: 'hmm', signature: 'sig-1' }),
+    })
+    const off = { thinking: { type: 'disabled' } }
+    for (const model of [
+      'claude-opus-5-5',
+      'claude-sonnet-5-5',
+      'claude-fable-5',
+      'claude-fable-5-1',
+      'claude-mythos-5',
+      'claude-opus-6',
+    ]) {
+      const { status, json } = await send({ model, ...off })
+      expect(status, model).toBe(400)
+      expect(json.error?.message).toBe(
+        '"thinking.type.disabled" is not supported for this model. Use "thinking.type.adaptive" and "output_config.effort" to control thinking behavior.',
+      )
+    }
+    // Opus 5 stops thinking at effort high or below, not above.
+    for (const effort of ['xhigh', 'max']) {
+      const { status, json } = await send({
+        model: 'claude-opus-5',
+        ...off,
+        output_config: { effort },
+      })
+      expect(status, effort).toBe(400)
+      expect(json.error?.message).toBe(
+        `output_config.effort '${effort}' is not supported when thinking is disabled on this model. Use effort 'high' or below, or enable thinking.`,
+      )
+    }
+    expect(fake.paidGenerations).toBe(0)
+    // Opus 5 at high or below, Sonnet 5, Opus 4.8 at any effort: answered,
+    // unthought.
+    for (const [model, effort] of [
+      ['claude-opus-5', 'high'],
+      ['claude-opus-5', undefined],
+      ['claude-sonnet-5', 'max'],
+      ['claude-opus-4-8', 'xhigh'],
+    ] as const) {
+      const body = { model, ...off, ...(effort ? { output_config: { effort } } : {}) }
+      const { status, json } = await send(body)
+      expect(status, `${model} ${effort}`).toBe(200)
+      expect(json.content?.map((b) => b.type)).toEqual(['text'])
+    }
+  })
+
   // A message that is no object (`null`, a number) made the thinking check
   // throw: the client's bad body was the fake's own 500 `reply_failed`
   // ("TypeError: Cannot read properties of null"), read as the fake broken.

@@ -1,0 +1,22 @@
+/**
+ * The Claude models whose adaptive thinking is always on, which answer 400
+ * to `thinking: {type: "disabled"}` ("\"thinking.type.disabled\" is not
+ * supported for this model. Use \"thinking.type.adaptive\" and
+ * \"output_config.effort\" to control thinking behavior."): Opus and Sonnet
+ * 5.5 and later (platform.claude.com, "What's new in Claude Opus 5.5",
+ * "Claude Sonnet 5.5 migration guide": "thinking cannot be disabled"), Fable
+ * and Mythos 5 and later ("Migrating to Claude Mythos 5 and Claude Fable 5":
+ * `{type: "disabled"}` returns a 400; cline/cline#13203). Opus 5 and Sonnet
+ * 5 think by default but can be turned off; Haiku is not among them. The one
+ * list of always-thinking models: `refusesForcedTool` reads it too.
+ * A date is no minor version: `claude-sonnet-5-20260630` is Sonnet 5.
+ */
+export function anthropicAlwaysThinks(model: unknown): boolean {
+  if (typeof model !== 'string') return false
+  const match = /claude-(opus|sonnet|fable|mythos)-(\d+)(?:-(\d)(?!\d))?/.exec(model)
+  if (match === null) return false
+  const [, family, majorText, minorText] = match
+  const major = Number(majorText)
+  const since = family === 'opus' || family === 'sonnet' ? 5 : 0
+  return major > 5 || (major === 5 && Number(minorText ?? 0) >= since)
+}
