@@ -56,6 +56,6 @@ it('deadline.maxMs of 20 ms alone, which the default budget follows, says so (ra
   const run = await runMain(['gateway', '--config', config, '--port', '0'])
   expect(run.code).toBe(2)
   expect(run.stderr.trim().split('\n')).toEqual([
-    `hourglass gateway: ${config}: deadline.defaultMs: must be more than 25 ms, the time the gateway keeps to write its 504 before the deadline (got 20; without a defaultMs it follows deadline.maxMs)`,
+    `hourglass gateway: ${config}: deadline.defaultMs: must be more than 25 ms, the time the gateway keeps to write its 504 before the deadline (got 20; left out, defaultMs is deadline.maxMs)`,
   ])
 })

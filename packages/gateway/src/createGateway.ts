@@ -203,7 +203,7 @@ function buildGateway(
     throw optionError(
       taker,
       'replyReserveMs',
-      `less than the config's deadline.defaultMs (${valid.deadline.defaultMs} ms)${options.replyReserveMs === undefined ? `; its default is ${DEFAULT_REPLY_RESERVE_MS} ms, so set it lower or raise deadline.defaultMs${valid.deadline.defaultMs === valid.deadline.maxMs ? ' (without one it follows deadline.maxMs: raise that)' : ''}` : ''}`,
+      `less than the config's deadline.defaultMs (${valid.deadline.defaultMs} ms)${options.replyReserveMs === undefined ? `; its default is ${DEFAULT_REPLY_RESERVE_MS} ms, so set it lower or raise deadline.defaultMs${valid.deadline.defaultMs === valid.deadline.maxMs ? ' (left out, it is deadline.maxMs)' : ''}` : ''}`,
       replyReserveMs,
     )
   }

@@ -90,8 +90,10 @@ describe('deadline.defaultMs and deadline.maxMs, one left out, follow the other'
 
   it('createGateway names maxMs as the one to raise when the default budget follows it', () => {
     expect(() => createGateway(config({ maxMs: 20 }))).toThrow(
-      /raise deadline\.defaultMs \(without one it follows deadline\.maxMs: raise that\)/,
+      /raise deadline\.defaultMs \(left out, it is deadline\.maxMs\)/,
     )
-    expect(() => createGateway(config({ defaultMs: 20 }))).toThrow(/raise deadline\.defaultMs, got 25$/)
+    expect(() => createGateway(config({ defaultMs: 20 }))).toThrow(
+      /raise deadline\.defaultMs, got 25$/,
+    )
   })
 })

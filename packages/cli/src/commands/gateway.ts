@@ -177,8 +177,10 @@ A flag wins over its environment variable.
       const { defaultMs, maxMs } = config.deadline
       if (defaultMs <= DEFAULT_REPLY_RESERVE_MS) {
         // Left out, defaultMs follows maxMs: `maxMs: 20` alone lands here, and
-        // "raise defaultMs" alone would be refused as above maxMs.
-        const follows = defaultMs === maxMs ? '; without a defaultMs it follows deadline.maxMs' : ''
+        // "raise defaultMs" alone would be refused as above maxMs. Said so
+        // that it holds when both were written equal too (the parsed config
+        // no longer tells which).
+        const follows = defaultMs === maxMs ? '; left out, defaultMs is deadline.maxMs' : ''
         io.stderr(
           `hourglass gateway: ${printable(configPath, 80)}: deadline.defaultMs: must be more than ${DEFAULT_REPLY_RESERVE_MS} ms, the time the gateway keeps to write its 504 before the deadline (got ${defaultMs}${follows})\n`,
         )
