@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import { type Clock, isClock, systemClock, wait } from '@hourglass/core'
+import { type Clock, isClock, resolveIngressOptions, systemClock, wait } from '@hourglass/core'
 import { closeIfOrphaned, deadline } from '@hourglass/express'
 import { createFetch, type HourglassFetch } from '@hourglass/fetch'
 import express, {
@@ -207,6 +207,14 @@ function buildGateway(
       replyReserveMs,
     )
   }
+  // What deadline() below will refuse of the config's budgets (a maxMs under
+  // its reserve's floor), refused here, before anything is opened: thrown
+  // there, the metrics' listeners (and an own Redis client) were left behind.
+  resolveIngressOptions({
+    defaultMs: valid.deadline.defaultMs,
+    maxMs: valid.deadline.maxMs,
+    reserveMs: valid.deadline.reserveMs,
+  })
   const firstTokenTimeoutMs = msOption(
     taker,
     'firstTokenTimeoutMs',

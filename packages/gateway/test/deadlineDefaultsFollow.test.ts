@@ -1,3 +1,4 @@
+import { channel } from 'node:diagnostics_channel'
 import { describe, expect, it } from 'vitest'
 import { createGateway, isGatewayConfigError, parseGatewayConfig } from '../src/index.js'
 import { fakeProvider, fallback, startHarness } from './support/harness.js'
@@ -95,5 +96,12 @@ describe('deadline.defaultMs and deadline.maxMs, one left out, follow the other'
     expect(() => createGateway(config({ defaultMs: 20 }))).toThrow(
       /raise deadline\.defaultMs, got 25$/,
     )
+  })
+
+  it('a budget deadline() refuses (maxMs under its reserve) is refused before anything is opened: no listener left', () => {
+    const attempts = channel('hourglass:llm:attempt')
+    const before = attempts.hasSubscribers
+    expect(() => createGateway(config({ maxMs: 5 }), { replyReserveMs: 0 })).toThrow(/maxMs/)
+    expect(attempts.hasSubscribers).toBe(before)
   })
 })
