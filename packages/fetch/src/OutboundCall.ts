@@ -8,7 +8,11 @@ import {
 } from '@hourglass/core'
 import { Attempt, type AttemptInit } from './Attempt.js'
 import { dispatchEventUrl, dispatchUrl, publishRetry, publishRetrySkipped } from './channels.js'
-import { CLOSED_DISPATCHER_POLL_MS, closedDispatcherError } from './closedDispatcherError.js'
+import {
+  CLOSED_DISPATCHER_POLL_MS,
+  closedDispatcherError,
+  saysWhenClosed,
+} from './closedDispatcherError.js'
 import { checkDeadline } from './deadlineOption.js'
 import { decideRetry, type Outcome } from './decideRetry.js'
 import { noBudgetError } from './noBudgetError.js'
@@ -483,14 +487,23 @@ export class OutboundCall {
         // with undici's error, as fetch.close() stops a wait on our Agent;
         // the wait ran on for the rest of its Retry-After (up to a minute,
         // keeping the process up) to fail on the closed Agent then.
+        // Only one that can say so (undici's Agent, Pool, Client, ProxyAgent,
+        // composed or not): a MockAgent's wait had a timer more for nothing.
+        // `over` too: a clock whose setTimeout gives no handle cannot clear
+        // it, and the look went on re-arming after the call had ended.
         let poll: unknown
+        let over = false
         const look = () => {
+          if (over) return
           const closed = closedDispatcherError(theirs as object)
           if (closed === undefined) poll = clock.setTimeout(look, CLOSED_DISPATCHER_POLL_MS)
           else this.stop(closed)
         }
-        if (theirs !== undefined) poll = clock.setTimeout(look, CLOSED_DISPATCHER_POLL_MS)
+        if (theirs !== undefined && saysWhenClosed(theirs)) {
+          poll = clock.setTimeout(look, CLOSED_DISPATCHER_POLL_MS)
+        }
         return () => {
+          over = true
           this.#wake = undefined
           offBound?.()
           if (poll !== undefined) clock.clearTimeout(poll)

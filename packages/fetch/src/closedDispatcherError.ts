@@ -31,3 +31,13 @@ export function closedDispatcherError(dispatcher: object): Error | undefined {
   }
   return undefined
 }
+
+/**
+ * Whether `dispatcher` tells of its close at all (`closed` or `destroyed`,
+ * as undici's Agent, Pool, Client and ProxyAgent do, and a dispatcher
+ * composed over one): a MockAgent or RetryAgent has neither, and looking at
+ * it would only be a timer more.
+ */
+export function saysWhenClosed(dispatcher: object): boolean {
+  return 'closed' in dispatcher || 'destroyed' in dispatcher
+}

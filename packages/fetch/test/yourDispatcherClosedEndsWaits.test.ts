@@ -113,3 +113,78 @@ describe('a dispatcher of yours closed or destroyed while a call waits to retry'
     await closed
   })
 })
+
+describe('the look at your dispatcher during a wait', () => {
+  it('stops with the wait, on a clock whose setTimeout gives no handle to clear (it went on every second after the call ended)', async () => {
+    const server = await busy()
+    const manual = new ManualClock()
+    let looks = 0
+    // A clock of the caller's that returns no handle, as core's Clock allows.
+    const clock = {
+      now: () => manual.now(),
+      setTimeout: (fn: () => void, ms: number) => {
+        if (ms === 1000) looks++
+        manual.setTimeout(fn, ms)
+        return undefined
+      },
+      clearTimeout: () => {},
+    }
+    const agent = new Agent()
+    const fetch = createFetch({
+      retry: { statuses: [503] },
+      clock,
+      dispatcher: agent,
+    })
+    try {
+      const retried = nextRetry()
+      const call = fetch(server.url).then((res) => res.status)
+      await retried
+      for (let i = 0; i < 1000 && looks === 0; i++) await turns(1)
+      // The wait's 30 s: one look a second while it lasts.
+      for (let s = 0; s < 30; s++) {
+        manual.advance(1000)
+        await turns(2)
+      }
+      expect(await call).toBe(503)
+      expect(server.requests()).toBe(2)
+      const after = looks
+      for (let s = 0; s < 10; s++) {
+        manual.advance(1000)
+        await turns(2)
+      }
+      expect(looks).toBe(after)
+    } finally {
+      await fetch.close()
+      await agent.close()
+    }
+  })
+
+  it('is not made for a dispatcher that never says it closed (a MockAgent): the wait has its own timer alone', async () => {
+    const { MockAgent } = await import('undici')
+    const mock = new MockAgent()
+    mock.disableNetConnect()
+    mock
+      .get('http://mocked.test')
+      .intercept({ path: '/' })
+      .reply(503, 'busy', { headers: { 'retry-after': '30' } })
+      .times(2)
+    const clock = new ManualClock()
+    const fetch = createFetch({
+      retry: { statuses: [503] },
+      clock,
+      dispatcher: mock,
+    })
+    try {
+      const retried = nextRetry()
+      const call = fetch('http://mocked.test/').then((res) => res.status)
+      await retried
+      for (let i = 0; i < 1000 && clock.pendingTimers === 0; i++) await turns(1)
+      expect(clock.pendingTimers).toBe(1)
+      clock.advance(30_001)
+      expect(await call).toBe(503)
+    } finally {
+      await fetch.close()
+      await mock.close()
+    }
+  })
+})
