@@ -84,23 +84,28 @@ describe('reasoning_effort to Anthropic in a tool loop', () => {
     }
   })
 
-  it('refuses a prefill beside thinking, naming messages; none sends it', () => {
+  it('refuses a prefill beside thinking, naming messages; none sends it (but to Claude 4.6 and later, which refuse any)', () => {
     const prefill: ChatMessage[] = [
       { role: 'user', content: 'JSON please' },
       { role: 'assistant', content: '{' },
     ]
-    for (const model of MODELS) {
-      let refused: unknown
+    const refusal = (model: string, effort?: string) => {
       try {
-        build(prefill, model)
+        build(prefill, model, effort)
       } catch (error) {
-        refused = error
+        return error
       }
+      return undefined
+    }
+    for (const model of MODELS) {
+      const refused = refusal(model)
       expect(isInvalidChatRequest(refused), model).toBe(true)
       expect(refused).toMatchObject({ field: 'messages' })
       expect((refused as Error).message).toContain('prefill')
-      expect(build(prefill, model, 'none')).not.toHaveProperty('thinking')
     }
+    expect(build(prefill, 'claude-sonnet-4-5', 'none')).not.toHaveProperty('thinking')
+    // Opus 4.6 answers 400 to a prefill without thinking too.
+    expect(refusal('claude-opus-4-6', 'none')).toMatchObject({ field: 'messages' })
   })
 
   it('a loop falling back from another Claude model is answered, not refused 400', async () => {

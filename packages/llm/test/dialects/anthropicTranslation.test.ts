@@ -23,10 +23,14 @@ describe('Anthropic Messages translation', () => {
   const hi = [{ role: 'user' as const, content: 'hi' }]
 
   it('sends no neutral temperature or top_p beside the other (Claude 4.5 and later refuse both)', () => {
-    const sampling = (temperature: number | undefined, topP: number | undefined) => {
+    const sampling = (
+      temperature: number | undefined,
+      topP: number | undefined,
+      model = 'claude-sonnet-4-5',
+    ) => {
       const { body } = anthropic.buildRequest(
         { maxTokens: 10, messages: hi, temperature, topP },
-        'claude-sonnet-4-5',
+        model,
       )
       return { temperature: body['temperature'], top_p: body['top_p'] }
     }
@@ -35,8 +39,12 @@ describe('Anthropic Messages translation', () => {
     expect(sampling(1, 0.9)).toEqual({ temperature: undefined, top_p: 0.9 })
     expect(sampling(undefined, 0.9)).toEqual({ temperature: undefined, top_p: 0.9 })
     expect(sampling(1, undefined)).toEqual({ temperature: 1, top_p: undefined })
-    // Both changing sampling: sent as they are (older models take both).
-    expect(sampling(0.7, 0.9)).toEqual({ temperature: 0.7, top_p: 0.9 })
+    // Both changing sampling: sent as they are to the models that take both
+    // (Sonnet 4 here); refused to those that refuse both (anthropicDeprecatedSampling).
+    expect(sampling(0.7, 0.9, 'claude-sonnet-4-20250514')).toEqual({
+      temperature: 0.7,
+      top_p: 0.9,
+    })
   })
 
   it('refuses a stop sequence that is empty or only whitespace (Anthropic answers 400 to it), naming it', () => {

@@ -13,6 +13,8 @@ import { argumentsObject } from '../toolArguments.js'
 import { toolChoiceName } from '../toolChoiceName.js'
 import { declareHistoryTools } from './historyTools.js'
 import { anthropicInputSchema } from './inputSchema.js'
+import { refuseModelSampling } from './refuseModelSampling.js'
+import { refusePrefill } from './refusePrefill.js'
 import { applyAnthropicThinking, refuseForcedToolWhileThinking } from './thinking.js'
 import { AnthropicToolIds } from './toolUseId.js'
 import { anthropicUserId } from './userId.js'
@@ -36,7 +38,10 @@ type Role = 'user' | 'assistant'
  * object (`tool_use.input` is one), and an empty last user message, which
  * dropped would turn the request into a prefill (`refuseEmptyLastTurn`),
  * and a lone half of a surrogate pair, which Anthropic's JSON parser
- * refuses (`refuseLoneSurrogates`).
+ * refuses (`refuseLoneSurrogates`). So do a `temperature` but 1 or any
+ * `top_p` to Opus 4.7 and later and the Claude 5 models, and both to the
+ * Claude 4 models that take one of them (`refuseModelSampling`), and a
+ * prefill to Claude 4.6 and later (`refusePrefill`): those models' 400s.
  */
 export function buildAnthropicRequest(request: ChatRequest, model: string): BuiltRequest {
   refuseLoneSurrogates(request, 'Anthropic', 'anthropic')
@@ -103,7 +108,8 @@ export function buildAnthropicRequest(request: ChatRequest, model: string): Buil
   // A neutral value asks for what Anthropic does anyway, so it is not sent:
   // `top_p: 1` (no nucleus cut), or `temperature: 1` (Anthropic's default)
   // beside a `top_p` that does cut. Two values that both change sampling go
-  // as they are (older models take both).
+  // to the models that take both (Claude 3, Opus and Sonnet 4), and are
+  // refused to the others, last (`refuseModelSampling`).
   if (request.topP !== undefined && request.topP !== 1) {
     body['top_p'] = request.topP
     if (body['temperature'] === 1) delete body['temperature']
@@ -126,6 +132,11 @@ export function buildAnthropicRequest(request: ChatRequest, model: string): Buil
   if (extra !== undefined) applyExtra(extra, body, model)
   // A history with tool calls needs tools declared (Anthropic's 400 otherwise).
   if (body['tools'] === undefined) declareHistoryTools(turns, body)
+  // Last: what only the newer models refuse (`provider_value`) must hide
+  // none of the request's own refusals from a gateway checking a fallback
+  // list (see `applyExtra`).
+  refuseModelSampling(model, body)
+  refusePrefill(model, turns)
   return { path: '/v1/messages', body, headers: { 'anthropic-version': ANTHROPIC_VERSION } }
 }
 

@@ -1,5 +1,8 @@
 import { quoted } from '@hourglass/core'
 import { InvalidChatRequestError } from '../../errors/InvalidChatRequestError.js'
+import { claudeVersion } from './claudeVersion.js'
+import { deprecatesSampling } from './refuseModelSampling.js'
+import { refusesPrefill } from './refusePrefill.js'
 
 /**
  * `reasoning_effort` (OpenAI's field) → Anthropic's thinking, which the
@@ -28,7 +31,8 @@ import { InvalidChatRequestError } from '../../errors/InvalidChatRequestError.js
  * 0.95, a `tool_choice` that forces a tool beside a budget (adaptive
  * thinking takes one, and skips the thinking, but on Opus and Sonnet 5.5,
  * Fable and Mythos 5.1 and later, which refuse it), a conversation that ends
- * with the assistant's message (a prefill). The thinking is output within
+ * with the assistant's message (a prefill; Claude 4.6 and later refuse one
+ * whatever the thinking, `refusePrefill`). The thinking is output within
  * `max_tokens`, so the cost estimate's cap holds it.
  *
  * A tool loop is one assistant turn, thought in one mode: with thinking on,
@@ -56,7 +60,9 @@ export function applyAnthropicThinking(
   }
   if (effort === 'none') return
   const turns = body['messages'] as readonly Turn[]
-  if (turns.at(-1)?.role === 'assistant') {
+  // Claude 4.6 and later refuse a prefill with thinking or without, so
+  // turning thinking off is no remedy there: refused last, by `refusePrefill`.
+  if (turns.at(-1)?.role === 'assistant' && !refusesPrefill(model)) {
     throw new InvalidChatRequestError(
       'messages',
       'Anthropic takes no prefill (a last message of the assistant) with thinking (reasoning_effort): end with a user message, or send reasoning_effort "none"',
@@ -84,7 +90,7 @@ export function applyAnthropicThinking(
     }
     body['thinking'] = { type: 'enabled', budget_tokens: budget }
   }
-  refuseBesideThinking(body, adaptive)
+  refuseBesideThinking(body, adaptive, model)
 }
 
 const BUDGETS = { none: 0, minimal: 1024, low: 1024, medium: 8192, high: 24576 } as const
@@ -114,16 +120,24 @@ function hasToolResult(turn: Turn | undefined): boolean {
 }
 
 /** What the Messages API answers 400 to when thinking is on. */
-function refuseBesideThinking(body: Record<string, unknown>, adaptive: boolean): void {
+function refuseBesideThinking(
+  body: Record<string, unknown>,
+  adaptive: boolean,
+  model: string,
+): void {
+  // Opus 4.7 and later take no sampling setting, thinking or not ("from
+  // 0.95 to 1" sent the client to a `top_p` they refuse too): refused last,
+  // by `refuseModelSampling`.
+  const sampling = !deprecatesSampling(model)
   const temperature = body['temperature']
-  if (temperature !== undefined && temperature !== 1) {
+  if (sampling && temperature !== undefined && temperature !== 1) {
     throw new InvalidChatRequestError(
       'temperature',
       `Anthropic takes no temperature but 1 with thinking (reasoning_effort), got ${temperature}`,
     )
   }
   const topP = body['top_p']
-  if (typeof topP === 'number' && topP < 0.95) {
+  if (sampling && typeof topP === 'number' && topP < 0.95) {
     throw new InvalidChatRequestError(
       'top_p',
       `Anthropic takes a top_p from 0.95 to 1 with thinking (reasoning_effort), got ${topP}`,
@@ -170,11 +184,14 @@ function forcesTool(body: Record<string, unknown>): boolean {
  * `anthropic.claude-mythos-6`). Haiku and the other lines take one.
  */
 function refusesForcedTool(model: string): boolean {
-  const match = /claude-(opus|sonnet|fable|mythos)-(\d+)(?:-(\d)(?!\d))?/.exec(model)
-  if (match === null) return false
-  const [, family, major, minor] = match
+  const version = claudeVersion(model)
+  if (version === undefined) return false
+  const { family, major, minor } = version
+  if (family !== 'opus' && family !== 'sonnet' && family !== 'fable' && family !== 'mythos') {
+    return false
+  }
   const since = family === 'opus' || family === 'sonnet' ? 5 : 1
-  return Number(major) > 5 || (Number(major) === 5 && Number(minor ?? 0) >= since)
+  return major > 5 || (major === 5 && minor >= since)
 }
 
 /**
