@@ -4,7 +4,7 @@
  * drawn two columns wide) takes two; a combining mark, a format character
  * (the zero-width non-joiner and joiner, a flag's tags: the only ones
  * `escapeUnprintable` leaves raw) and a Hangul medial vowel or final
- * consonant (U+1160–U+11FF, drawn into the syllable its initial starts)
+ * consonant (U+1160–U+11FF and U+D7B0–U+D7FF, drawn into the syllable its initial starts)
  * none; any other code point one. Measured in UTF-16 units, a slice named
  * `检索文档` took 4 of the label column's 30 and was drawn 8 wide: its bar,
  * and every figure after it, stood 4 columns right of the other lines' on
@@ -21,10 +21,19 @@ export function columnsOf(text: string): number {
     // Zero width first: a combining mark inside a wide block (U+3099, the
     // voiced mark of `が` decomposed, as macOS writes file names) is drawn
     // over the kana before it; counted two, it put the bar 2 columns left.
-    if (ZERO_WIDTH.test(char) || (code >= 0x1160 && code <= 0x11ff)) continue
+    if (ZERO_WIDTH.test(char) || isJamoAfterInitial(code)) continue
     columns += isWide(code) ? 2 : 1
   }
   return columns
+}
+
+/**
+ * A Hangul medial vowel or final consonant (U+1160–U+11FF, and the old ones
+ * of Jamo Extended-B, U+D7B0–U+D7FF), drawn into the syllable its initial
+ * starts: none, as glibc's wcwidth counts them.
+ */
+function isJamoAfterInitial(code: number): boolean {
+  return (code >= 0x1160 && code <= 0x11ff) || (code >= 0xd7b0 && code <= 0xd7ff)
 }
 
 /** Printable ASCII is one column a unit: the common case, measured by its length. */

@@ -516,20 +516,40 @@ function pad(text: string, width: number): string {
 }
 
 /**
- * Whether `text` escaped takes at most `width` columns. An escape is never
- * shorter than what it stands for, and no character takes less than a
- * column per two UTF-16 units (but the zero-width ones: a combining mark,
- * a joiner, a flag's tags), so text more than twice `width` long is not
- * escaped to be measured, and is cut (`cut`): a name of a million control
- * characters, escaped whole (six times as long), took seconds per line.
+ * Whether `text` escaped takes at most `width` columns. Text longer than
+ * `maxUnits(width)` is not escaped to be measured, and goes to `cut` (which
+ * keeps it whole, without `~`, if it fits after all): a name of a million
+ * control characters, escaped whole (six times as long), took seconds per
+ * line.
  */
 function escapedFits(text: string, width: number): boolean {
-  return text.length <= 2 * width && columnsOf(escapeUnprintable(text)) <= width
+  return text.length <= maxUnits(width) && columnsOf(escapeUnprintable(text)) <= width
 }
 
 /**
- * `text` (as given, longer than `width` once escaped) escaped and cut to at
- * most `width`, `~` last: after a whole escape, as core's `quoted` cuts.
+ * The most UTF-16 units a text of `width` columns is given, escaped or
+ * measured: four a column hold an astral character's pair, or a letter with
+ * its marks as a decomposed ệ writes them; only a pile of marks, or of
+ * flags (up to 68 units for 2 columns), is cut sooner. One bound for
+ * `escapedFits` and `cut`: at two a column there, a name of four flags that
+ * fitted was drawn whole and still marked `~`, and an event's detail that
+ * fitted was wrapped.
+ */
+function maxUnits(width: number): number {
+  return 4 * width + 16
+}
+
+/**
+ * The most zero-width pieces (combining marks, joiners) kept after a
+ * character: Unicode's stream-safe limit. A name of a thousand marks on one
+ * letter walked, escaped and measured ~120 of them a line, drawing nothing,
+ * and 150,000 such spans took five times as long.
+ */
+const MAX_ZERO_WIDTH_RUN = 30
+
+/**
+ * `text` (as given, too long to measure whole) escaped and cut to at most
+ * `width`, `~` last (none when all of it fits): after a whole escape, as core's `quoted` cuts.
  * Cut once escaped, a NUL at the line's end read `\u0~`, half an escape;
  * and the escaped text cannot tell where an escape ends, a backslash of the
  * text's own (`C:\`) being no escape's start. Never between the two
@@ -549,18 +569,24 @@ function cut(text: string, width: number): string {
   // million of them was walked and kept whole (a line of 1,000,070 UTF-16
   // units, ~2 s to draw). Four units a column hold an astral character's
   // pair, or a letter with its marks as a decomposed ệ writes them: only a
-  // pile of marks, or of flags (up to 68 units for 2 columns), is cut sooner.
-  const maxUnits = 4 * width + 16
+  // pile of marks, or of flags (up to 68 units for 2 columns), is cut
+  // sooner (`maxUnits`), and a run of marks past the stream-safe 30.
+  const most = maxUnits(width)
   let out = ''
   let used = 0
+  let zeroWidthRun = 0
   for (const [piece] of text.matchAll(PIECES)) {
     const shown = escapeUnprintable(piece)
     const columns = columnsOf(shown)
-    if (used + columns > width - 1 || out.length + shown.length > maxUnits) break
+    if (used + columns > width - 1 || out.length + shown.length > most) return `${out}~`
+    zeroWidthRun = columns === 0 ? zeroWidthRun + 1 : 0
+    if (zeroWidthRun > MAX_ZERO_WIDTH_RUN) return `${out}~`
     out += shown
     used += columns
   }
-  return `${out}~`
+  // All of it, in fewer columns than the line has (its units, not its
+  // columns, sent it here): nothing was cut, so no `~` says so.
+  return out
 }
 
 const PRINTABLE_ASCII = /^[\x20-\x7e]*$/

@@ -109,3 +109,28 @@ it('cuts a name of a million combining marks to a short line, as any long name',
   const columns = lines.map((l) => terminalWidth(l.slice(0, l.indexOf('|'))))
   expect(columns[1]).toBe(columns[0])
 })
+
+it('draws a name that fits whole, without ~, however many UTF-16 units its flags and marks take', () => {
+  const england = '\u{1f3f4}\u{e0067}\u{e0062}\u{e0065}\u{e006e}\u{e0067}\u{e007f}'
+  const scotland = '\u{1f3f4}\u{e0067}\u{e0062}\u{e0073}\u{e0063}\u{e0074}\u{e007f}'
+  // 23 of the label's 30 columns, 71 UTF-16 units: it was drawn whole and marked cut.
+  const flags = `deadline.slice ${england}${scotland}${england}${scotland}`
+  // One column, 21 units: a letter with 20 marks (within a stream-safe run of 30).
+  const marked = `deadline.slice e${'\u0301'.repeat(20)}`
+  const spans = [
+    span(ROOT, 'GET /search', 0, 100),
+    span('02'.repeat(8), flags, 10, 60),
+    span('03'.repeat(8), marked, 60, 90),
+    // An old Hangul final consonant (Jamo Extended-B) after its syllable: no column.
+    span('04'.repeat(8), 'deadline.slice \uac00\ud7cb', 90, 100),
+  ]
+  const out = formatWaterfall(spans, { legend: false })
+  const lines = out.slice(0, -1).split('\n').slice(1)
+  expect(lines[1]).toContain(`${flags} `)
+  expect(lines[2]).toContain(`${marked} `)
+  expect(out).not.toContain('~')
+  const width = (text: string) =>
+    terminalWidth(text) - [...text].filter((c) => c >= '\ud7b0' && c <= '\ud7ff').length
+  const columns = lines.map((l) => width(l.slice(0, l.indexOf('|'))))
+  expect(columns).toEqual(Array(4).fill(columns[0]))
+})
