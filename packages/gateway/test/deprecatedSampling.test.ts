@@ -27,8 +27,8 @@ beforeAll(async () => {
     models: {
       opus: fallback(['an', 'claude-opus-4-7']),
       sonnet: fallback(['an', 'claude-sonnet-4-5']),
-      'gpt-then-opus': fallback(['oa', 'gpt-5-mini'], ['an', 'claude-opus-4-7']),
-      'gpt-then-opus-4-6': fallback(['oa', 'gpt-5-mini'], ['an', 'claude-opus-4-6']),
+      'gpt-then-opus': fallback(['oa', 'gpt-4.1-mini'], ['an', 'claude-opus-4-7']),
+      'gpt-then-opus-4-6': fallback(['oa', 'gpt-4.1-mini'], ['an', 'claude-opus-4-6']),
     },
   })
 })

@@ -86,9 +86,9 @@ describe('sampling settings on Claude Opus 4.7 and later, and the Claude 5 model
     }
   })
 
-  it('refuses any top_p but 1 before sending', () => {
+  it('refuses any top_p but 1 or 0.99 before sending', () => {
     for (const model of SAMPLING_DEPRECATED) {
-      for (const topP of [0.1, 0.5, 0.95, 0.97, 0.99]) {
+      for (const topP of [0.1, 0.5, 0.95, 0.97, 0.98]) {
         const refused = refusal(model, { topP })
         expect(refused, `${model} ${topP}`).toMatchObject({
           field: 'top_p',
@@ -102,9 +102,15 @@ describe('sampling settings on Claude Opus 4.7 and later, and the Claude 5 model
     }
   })
 
-  it('sends neither a temperature of 1 nor a top_p of 1: they ask for what the model does anyway', () => {
+  it('sends neither a temperature of 1 nor a top_p of 1 or 0.99: they ask for what the model does anyway', () => {
     for (const model of SAMPLING_DEPRECATED) {
-      for (const fields of [{ temperature: 1 }, { topP: 1 }, { temperature: 1, topP: 1 }]) {
+      for (const fields of [
+        { temperature: 1 },
+        { topP: 1 },
+        { topP: 0.99 },
+        { temperature: 1, topP: 1 },
+        { temperature: 1, topP: 0.99 },
+      ]) {
         const body = build(model, fields)
         expect(body, `${model} ${JSON.stringify(fields)}`).not.toHaveProperty('temperature')
         expect(body).not.toHaveProperty('top_p')

@@ -16,9 +16,10 @@ import { claudeVersion } from './claudeVersion.js'
  *   but the default 1, and "`top_p` is deprecated for this model." to any
  *   `top_p` — 0.97 and 1 included (platform.claude.com, "Migrating to
  *   Claude Opus 4.7"; danielmiessler/Fabric#2109, a live probe in
- *   mnfst/modelparams.dev#238). A temperature of 1 asks for what the model
- *   does anyway and is not sent (a `top_p` of 1 never is, see
- *   `buildAnthropicRequest`); any other value throws.
+ *   mnfst/modelparams.dev#238). A temperature of 1, or a `top_p` of 0.99
+ *   (their own), asks for what the model does anyway and is not sent (a
+ *   `top_p` of 1 never is, see `buildAnthropicRequest`); any other value
+ *   throws.
  * - Opus 4.1 to 4.6, Sonnet 4.5 and 4.6, Haiku 4.5 (`takesOneSampling`)
  *   answer "`temperature` and `top_p` cannot both be specified for this
  *   model." (blacktop/ipsw#909): with a neutral one already left out, two
@@ -30,6 +31,9 @@ import { claudeVersion } from './claudeVersion.js'
 export function refuseModelSampling(model: string, body: Record<string, unknown>): void {
   if (deprecatesSampling(model)) {
     if (body['temperature'] === 1) delete body['temperature']
+    // 0.99 is these models' own top_p (the thinking docs): the live probes
+    // disagree on whether it is taken, and unsent it asks for the same.
+    if (body['top_p'] === MODEL_DEFAULT_TOP_P) delete body['top_p']
     for (const [field, takes] of TAKEN) {
       const value = body[field]
       if (value === undefined) continue
@@ -51,6 +55,9 @@ export function refuseModelSampling(model: string, body: Record<string, unknown>
     )
   }
 }
+
+/** The `top_p` Opus 4.7 and later and the Claude 5 models sample with. */
+const MODEL_DEFAULT_TOP_P = 0.99
 
 /** What the models without sampling settings take of each: its default alone, or nothing. */
 const TAKEN = [

@@ -200,9 +200,7 @@ function refusesForcedTool(model: string): boolean {
  * `claude-sonnet-4-20250514` 4 (a date is no minor version).
  */
 function takesAdaptiveThinking(model: string): boolean {
-  const match = /claude-(?:[a-z]+-)?(\d+)(?:-(\d)(?!\d))?/.exec(model)
-  if (match === null) return false
-  const major = Number(match[1])
-  const minor = Number(match[2] ?? 0)
-  return major > 4 || (major === 4 && minor >= 6)
+  const version = claudeVersion(model)
+  if (version === undefined) return false
+  return version.major > 4 || (version.major === 4 && version.minor >= 6)
 }
