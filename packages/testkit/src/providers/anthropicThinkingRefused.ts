@@ -1,5 +1,6 @@
 import { anthropicAlwaysThinks } from './anthropicAlwaysThinks.js'
 import { anthropicThinkingDefaults } from './anthropicThinkingDefaults.js'
+import { anthropicThinkingTypeRefused } from './anthropicThinkingTypeRefused.js'
 import { anthropicErrors } from './errors/anthropicErrors.js'
 import { refusesForcedTool } from './refusesForcedTool.js'
 import type { ErrorReply, ProviderDialect, ProviderRoute } from './types.js'
@@ -13,6 +14,9 @@ const DOCS = 'https://docs.claude.com/en/docs/build-with-claude/extended-thinkin
  * off, or is none of these. The fake answered them 200, so a client that
  * sent one passed against it and failed against the API
  * (docs.claude.com, "Extended thinking", "Thinking with tool use"):
+ * - a `thinking.type` the model does not take (`anthropicThinkingTypeRefused`:
+ *   one the API does not know, `adaptive` where only a budget is taken,
+ *   `between_tools` but on Sonnet 5.5);
  * - the budget form at all on Opus 4.7 and later and the Claude 5 models
  *   (`anthropicThinkingDefaults`), which think adaptively only;
  * - thinking turned off (`{type: "disabled"}`) on the models whose thinking
@@ -45,6 +49,8 @@ export function anthropicThinkingRefused(
   if (dialect !== 'anthropic' || route !== 'anthropic-messages') return undefined
   if (typeof body !== 'object' || body === null) return undefined
   const json = body as Record<string, unknown>
+  const typeRefused = anthropicThinkingTypeRefused(json)
+  if (typeRefused !== undefined) return typeRefused
   const refuse = (message: string) => anthropicErrors.invalidRequest(message)
   const toolChoice = (json['tool_choice'] as { type?: unknown } | null | undefined)?.type
   const forced = toolChoice === 'any' || toolChoice === 'tool'

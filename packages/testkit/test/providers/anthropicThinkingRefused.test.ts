@@ -35,7 +35,9 @@ interface Answer {
 async function send(body: Record<string, unknown>, headers: Record<string, string> = {}) {
   fake ??= await startFakeProvider({ dialect: 'anthropic', reply: reply.text('ok') })
   const res = await postAnthropicMessages(fake.baseURL, body, {
-    model: 'claude-sonnet-4-5',
+    // Sonnet 4.6 takes both forms; Sonnet 4.5 answers 400 to adaptive
+    // thinking (anthropicThinkingTypeRefused.test.ts).
+    model: 'claude-sonnet-4-6',
     maxTokens: 4096,
     headers,
   })
@@ -86,7 +88,7 @@ describe("the Anthropic fake answers Anthropic's 400s beside thinking", () => {
 
   it('answers what the API takes: the same fields without thinking, a signed turn, adaptive with a forced tool', async () => {
     const bodies: Record<string, unknown>[] = [
-      // One at a time: Sonnet 4.5 takes no temperature beside a top_p at all
+      // One at a time: Sonnet 4.6 takes no temperature beside a top_p at all
       // ("cannot both be specified for this model", anthropicSamplingRefused).
       { temperature: 0.5 },
       { top_p: 0.9 },
@@ -228,9 +230,9 @@ describe("the Anthropic fake answers Anthropic's 400s beside thinking", () => {
       reply: reply.text('ok', { thinking: 'hmm', signature: 'sig-1' }),
     })
     const off = { thinking: { type: 'disabled' } }
+    // Sonnet 5.5's 400 names between_tools (anthropicThinkingTypeRefused.test.ts).
     for (const model of [
       'claude-opus-5-5',
-      'claude-sonnet-5-5',
       'claude-fable-5',
       'claude-fable-5-1',
       'claude-mythos-5',
