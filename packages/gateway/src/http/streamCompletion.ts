@@ -12,6 +12,23 @@ import { logIfBug } from './logIfBug.js'
 import { scopeOf } from './requestScope.js'
 import { sendError } from './sendError.js'
 
+/**
+ * How long a started stream may go without a byte before the gateway writes
+ * an SSE comment (`: keep-alive`), in ms. The providers keep their own
+ * streams alive through a long silence — Anthropic's `ping` events while a
+ * large tool argument is buffered or a model thinks without showing it,
+ * the Responses API's `keepalive` event every 30 s — and the gateway does not
+ * pass those on (llm reads them as nothing): without its own, a proxy or
+ * load balancer in front of it (nginx's 60 s `proxy_read_timeout`, AWS ALB's
+ * 60 s idle timeout) cut a stream that was still being answered. Well below
+ * those; every SSE client (the official SDKs, `EventSource`) skips a
+ * comment line.
+ */
+export const STREAM_KEEP_ALIVE_MS = 15_000
+
+/** The keep-alive event: a comment, which no client reads as a chunk. */
+export const SSE_KEEP_ALIVE = ': keep-alive\n\n'
+
 export interface StreamReplyOptions {
   /** The `id` every chunk carries (`chatcmpl-…`): minted by the handler, which logs it. */
   id: string
@@ -104,10 +121,34 @@ export async function streamCompletion(
     scope.cut = true
     scope.errorCode ??= shaped.body.error.code
   }
+  /** `ctx.clock.now()` at the last write: the keep-alive's silence is counted from it. */
+  let wroteAt = ctx.clock.now()
   const write = async (text: string): Promise<void> => {
     const out = recutter.push(Buffer.from(text, 'utf8'))
     if (out === undefined || res.writableEnded || res.destroyed) return
+    wroteAt = ctx.clock.now()
     if (!res.write(out)) await flushedOrCut(res, 'drain', options.deadline, onCut)
+  }
+  // One timer for the stream, not one per chunk: due `STREAM_KEEP_ALIVE_MS`
+  // after the last write, it writes the comment only when nothing went out
+  // since, else waits out the rest of the silence.
+  let keepAlive: unknown
+  const keepAliveDue = (inMs: number) => {
+    keepAlive = ctx.clock.setTimeout(onKeepAlive, inMs)
+  }
+  const onKeepAlive = () => {
+    keepAlive = undefined
+    if (res.writableEnded || res.destroyed || interrupted || cut) return
+    const silentMs = ctx.clock.now() - wroteAt
+    if (silentMs < STREAM_KEEP_ALIVE_MS) return keepAliveDue(STREAM_KEEP_ALIVE_MS - silentMs)
+    // A client that is not taking what was written (its socket full) is not
+    // idle to a proxy, and a comment queued behind the rest would not help.
+    if (!res.writableNeedDrain) {
+      const out = recutter.push(Buffer.from(SSE_KEEP_ALIVE, 'utf8'))
+      if (out !== undefined) res.write(out)
+    }
+    wroteAt = ctx.clock.now()
+    keepAliveDue(STREAM_KEEP_ALIVE_MS)
   }
   // The stream's error event was written: the rest of the call only unwinds.
   let interrupted = false
@@ -128,6 +169,7 @@ export async function streamCompletion(
   res.setHeader('cache-control', 'no-cache, no-store, no-transform')
   res.setHeader('x-accel-buffering', 'no')
   res.flushHeaders()
+  keepAliveDue(STREAM_KEEP_ALIVE_MS)
   // The ingress middleware's backstop, due `replyReserveMs` after this call's
   // deadline, can only end a started stream, and a clean end is what the
   // official clients read as a whole answer (openai-node does not check for
@@ -174,6 +216,8 @@ export async function streamCompletion(
     if (shaped.status === 499 || res.destroyed) clientLeft = true
     else await write(interrupt(shaped))
   } finally {
+    if (keepAlive !== undefined) ctx.clock.clearTimeout(keepAlive)
+    keepAlive = undefined
     release()
     await events.return?.()
     // end() throws for an event left over its size limit (pushed whole,
