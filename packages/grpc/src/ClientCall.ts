@@ -57,6 +57,10 @@ export class ClientCall {
   readonly #method: string
   readonly #startedAt = systemClock.now()
   #budgetMs = Number.POSITIVE_INFINITY
+  /** The gRPC deadline given, epoch ms (NaN: an own one that is no time; Infinity: none). */
+  #givenEpochMs = Number.POSITIVE_INFINITY
+  /** The timer for a gRPC deadline that is not the caller's (see #armOwnDeadline). */
+  #ownTimer: ReturnType<typeof setTimeout> | undefined
   /** The call's own deadline option, epoch ms (Infinity: none). */
   #ownEpochMs = Number.POSITIVE_INFINITY
   /** The gRPC deadline the caller's deadline gave the call, epoch ms (Infinity: none). */
@@ -174,9 +178,8 @@ export class ClientCall {
       // stream (a subscription, a watch) is long-lived by design: none.
       given = Date.now() + wireSafeMs(this.#options.defaultMs)
     }
-    this.#budgetMs = Number.isNaN(given)
-      ? Number.POSITIVE_INFINITY
-      : Math.max(0, given - Date.now())
+    this.#givenEpochMs = given
+    this.#budgetMs = this.#budgetFromNow()
     this.#sendsGrpcTimeout = Number.isFinite(given)
     const nextOptions = given === own ? callOptions : { ...callOptions, deadline: given }
     // The call below is made when first needed (at start), not here: grpc-js
@@ -304,7 +307,11 @@ export class ClientCall {
             call: this,
             deadline,
             method: this.#method,
-            budgetMs: this.#budgetMs,
+            // From now, as the header and remainingMs beside it: an
+            // interceptor before ours that held start (an auth token
+            // fetched for 10 s) made the budget measured at creation stale —
+            // a call with 20 s left published as given 30 s.
+            budgetMs: this.#budgetFromNow(),
             remainingMs: deadline ? deadline.remaining() : Number.POSITIVE_INFINITY,
             headerMs: sent.headerMs,
             refused: false,
@@ -338,6 +345,9 @@ export class ClientCall {
         // deadline for good — one per call on a long-lived one.
         if (deadline && !this.#ended) {
           this.#off = deadline.onDone((reason) => this.#cancel(reason))
+        }
+        if (this.#sendsGrpcTimeout && !this.#callersDeadline && !this.#ended) {
+          this.#armOwnDeadline()
         }
       },
     }
@@ -391,6 +401,39 @@ export class ClientCall {
       getAuthContext: () => (below === undefined ? null : below.getAuthContext()),
     }
     return new InterceptingCall(switchable, requester)
+  }
+
+  /**
+   * A gRPC deadline that is not the caller's — the call's own `deadline`
+   * option, or `defaultMs` — ends the call from grpc-js's own timer, armed
+   * when the call below is made. An async interceptor after ours still
+   * holding start then (a token being fetched) has given grpc-js no listener
+   * yet: grpc-js drops that status (grpc/grpc-node#1985), and when the
+   * interceptor lets go the call it starts is already over. The caller's
+   * callback was never called — a call `defaultMs` was added to bound hung
+   * for good, where without ours it got its answer once the token came. Not
+   * answered by a few ms after that deadline, the caller gets it from here,
+   * as for the caller's own deadline (see #cancelledBelow). The caller's
+   * deadline is heard through its hook instead.
+   */
+  #armOwnDeadline(): void {
+    const dueMs = Math.max(0, this.#givenEpochMs - Date.now()) + GRPC_TIMER_SLACK_MS
+    this.#ownTimer = setTimeout(
+      () => {
+        this.#ownTimer = undefined
+        if (this.#ended) return
+        const details = 'Deadline exceeded'
+        this.#next?.cancelWithStatus(status.DEADLINE_EXCEEDED, details)
+        this.#cancelledBelow(status.DEADLINE_EXCEEDED, details)
+      },
+      Math.min(dueMs, MAX_TIMER_MS),
+    )
+  }
+
+  /** The gRPC deadline given, in ms from now (Infinity: none). */
+  #budgetFromNow(): number {
+    const given = this.#givenEpochMs
+    return Number.isNaN(given) ? Number.POSITIVE_INFINITY : Math.max(0, given - Date.now())
   }
 
   /** Why the call must not be sent, or undefined when there is time. */
@@ -653,6 +696,10 @@ export class ClientCall {
     this.#ended = true
     this.#off?.()
     this.#off = undefined
+    if (this.#ownTimer !== undefined) {
+      clearTimeout(this.#ownTimer)
+      this.#ownTimer = undefined
+    }
     let reason = this.#cancelReason
     if (reason === undefined && ended.code === status.DEADLINE_EXCEEDED) {
       reason = new DeadlineExceededError({
