@@ -14,6 +14,7 @@ import { parseGeminiResponse } from './gemini/response.js'
 import { createGeminiStreamParser } from './gemini/stream.js'
 import { normalizeDeepSeekError, normalizeDeepSeekStreamError } from './openai/errors.js'
 import { normalizeOpenAIError, normalizeOpenAIStreamError } from './openai/normalizeOpenAIError.js'
+import { refuseReasoningSampling } from './openai/refuseReasoningSampling.js'
 import { buildOpenAIRequest } from './openai/request.js'
 import { parseOpenAIResponse } from './openai/response.js'
 import { createOpenAIStreamParser } from './openai/stream.js'
@@ -37,7 +38,11 @@ function openAICompatible(
     requestIdHeader: 'x-request-id',
     buildRequest: (request, model) => {
       refuseFields?.(request)
-      return buildOpenAIRequest(request, model, { maxTokensField })
+      const built = buildOpenAIRequest(request, model, { maxTokensField })
+      // Last: what only OpenAI's reasoning models refuse (`provider_value`).
+      // OpenAI's own names only: a compatible provider's models are its own.
+      if (name === 'openai') refuseReasoningSampling(model, built.body)
+      return built
     },
     ...(refuseFields === undefined ? {} : { refuseFields }),
     authHeaders: (apiKey) => ({ authorization: `Bearer ${apiKey}` }),

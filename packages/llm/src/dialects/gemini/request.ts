@@ -13,6 +13,8 @@ import { refuseGeminiFunctionNames } from './functionName.js'
 import { applyGeminiLogprobs } from './logprobs.js'
 import { geminiMajorVersion } from './majorVersion.js'
 import { geminiModelPath } from './modelPath.js'
+import { refuseGeminiPenalties } from './refuseGeminiPenalties.js'
+import { refuseModelThinking } from './refuseModelThinking.js'
 import { responsesInCallOrder } from './responsesInCallOrder.js'
 import { geminiThinkingConfig } from './thinkingConfig.js'
 
@@ -29,8 +31,11 @@ type Role = 'user' | 'model'
  * message `name` has no equivalent and throws `InvalidChatRequestError`; so
  * do tool-call arguments that are not a JSON object (`functionCall.args` is one),
  * an empty last user message, which dropped would leave the model's turn
- * last (`refuseEmptyLastTurn`), and a tool name Gemini refuses
- * (`refuseGeminiFunctionNames`).
+ * last (`refuseEmptyLastTurn`), a tool name Gemini refuses
+ * (`refuseGeminiFunctionNames`), and a `reasoning_effort` the model has
+ * no thinking for — `none` to Gemini 2.5 Pro, `medium` to Gemini 3 Pro
+ * (`refuseModelThinking`) — and a penalty to Gemini 2.5 and later, which
+ * take none (`refuseGeminiPenalties`).
  */
 export function buildGeminiRequest(request: ChatRequest, model: string): BuiltRequest {
   // The calls made before each message, the latest per id: a tool result
@@ -140,6 +145,8 @@ export function buildGeminiRequest(request: ChatRequest, model: string): BuiltRe
   // is skipped by a gateway checking a fallback list, and thrown first it
   // hid a refusal of the request itself (a seed too wide) from that check.
   if (request.tools !== undefined) refuseGeminiFunctionNames(request.tools)
+  refuseModelThinking(model, generationConfig)
+  refuseGeminiPenalties(model, generationConfig)
   const path = request.stream
     ? `${geminiModelPath(model)}:streamGenerateContent?alt=sse`
     : `${geminiModelPath(model)}:generateContent`
@@ -208,6 +215,7 @@ function applyExtra(
       // 2.5 answer 400 "Penalty is not enabled for models/gemini-2.5-flash"
       // (vercel/ai #17102), a bad request that never falls back: so 0 asks
       // for Gemini's default, as it does for Anthropic, and is not sent.
+      // Another is refused to those models, last (`refuseGeminiPenalties`).
       if (value === 0 && field !== 'seed') continue
       if (field === 'seed') refuseWideSeed(value)
       generationConfig[renamed] = value

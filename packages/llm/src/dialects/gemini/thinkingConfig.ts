@@ -14,10 +14,11 @@ import { geminiMajorVersion } from './majorVersion.js'
  * 3.7 and 3.8 Flash and Gemini 4 have no `minimal`, and get `low` for
  * `minimal` too: Google's table of thinking levels, and "What's new in
  * Gemini 3.7"). A model whose name says no
- * version (a tuned model) gets the budget, which Gemini 3 also takes. Sent
- * as mapped, whatever the model can do: Gemini 2.5 Pro, whose thinking
- * cannot be turned off either, answers `none`'s budget of 0 with its own
- * 400, as it answers Google's layer.
+ * version (a tuned model) gets the budget, which Gemini 3 also takes.
+ * Gemini 2.5 Pro, whose thinking cannot be turned off either, answers
+ * `none`'s budget of 0 with a 400, as it answers Google's layer: the
+ * request throws before sending, last (`refuseModelThinking`), as one for
+ * `medium` to Gemini 3 Pro (which has `low` and `high` only) does.
  *
  * Gemini sends its thought summaries only to a request that sets
  * `includeThoughts` (ai.google.dev/gemini-api/docs/thinking, "Thought
@@ -28,8 +29,8 @@ import { geminiMajorVersion } from './majorVersion.js'
  * thoughts and answer together), so the cost estimate's cap holds.
  *
  * `xhigh` (OpenAI's deepest effort) is Gemini's `xhigh` level on Gemini 4
- * and later (only some of them have it: the others answer their own 400, as
- * a Gemini 3 Pro preview does `medium`); Gemini 3 has no such level and
+ * and later (only some of them have it: the others answer their own 400);
+ * Gemini 3 has no such level and
  * Gemini 2.5 no such budget, so there it throws. Any other value (a number,
  * a misspelling, `LOW`) throws naming the field: Google defines nothing for
  * it, and Gemini would answer a bad request no fallback follows.
