@@ -322,9 +322,11 @@ export class ClientCall {
         // the call below sends after it reaches the caller.
         const ending: Listener = {
           onReceiveMetadata: (received, pass) => {
+            this.#heardFromBelow()
             if (!this.#ended) pass(received)
           },
           onReceiveMessage: (message, pass) => {
+            this.#heardFromBelow()
             if (!this.#ended) pass(message)
           },
           onReceiveStatus: (ended, pass) => {
@@ -428,6 +430,19 @@ export class ClientCall {
       },
       Math.min(dueMs, MAX_TIMER_MS),
     )
+  }
+
+  /**
+   * Something came up from below: grpc-js has the call, and its own status
+   * (OK, or its DEADLINE_EXCEEDED) will come up too. The own deadline's timer
+   * is for a call grpc-js never had: left armed, it answered
+   * DEADLINE_EXCEEDED over an OK an interceptor after ours was still holding
+   * (a metrics flush, an async decrypt) — a write the server had done.
+   */
+  #heardFromBelow(): void {
+    if (this.#ownTimer === undefined) return
+    clearTimeout(this.#ownTimer)
+    this.#ownTimer = undefined
   }
 
   /** The gRPC deadline given, in ms from now (Infinity: none). */
