@@ -12,9 +12,8 @@ import { useFakes, user } from '../call/support/fakes.js'
 /**
  * `reasoning_effort` mapped as Google's OpenAI layer maps it, sent whatever
  * the model can do: Gemini 2.5 Pro answers `none`'s `thinkingBudget: 0`
- * 400 "Budget 0 is invalid. This model only works in thinking mode.", and
- * Gemini 3 Pro answers `thinkingLevel: "medium"` 400 "Thinking level MEDIUM
- * is not supported for this model." — bad requests no fallback follows.
+ * 400 "Budget 0 is invalid. This model only works in thinking mode." — a
+ * bad request no fallback follows.
  */
 const fakes = useFakes()
 
@@ -62,12 +61,6 @@ describe('Gemini: a reasoning_effort the model has no thinking for', () => {
     }
   })
 
-  it('medium to gemini-3-pro-preview, which has low and high only, is refused', () => {
-    const error = refusal('gemini-3-pro-preview', { reasoning_effort: 'medium' })
-    expect(error).toMatchObject({ field: 'reasoning_effort', reason: PROVIDER_REFUSES_VALUE })
-    expect((error as Error).message).toContain('"low" or "high"')
-  })
-
   it('the models that have them still get them', () => {
     expect(thinkingOf('gemini-2.5-flash', 'none')).toEqual({ thinkingBudget: 0 })
     expect(thinkingOf('gemini-2.5-flash-lite', 'none')).toEqual({ thinkingBudget: 0 })
@@ -80,6 +73,11 @@ describe('Gemini: a reasoning_effort the model has no thinking for', () => {
       includeThoughts: true,
     })
     expect(thinkingOf('gemini-3-flash-preview', 'medium')).toEqual({
+      thinkingLevel: 'medium',
+      includeThoughts: true,
+    })
+    // Served by Gemini 3.1 Pro since Gemini 3 Pro's shutdown: it has medium.
+    expect(thinkingOf('gemini-3-pro-preview', 'medium')).toEqual({
       thinkingLevel: 'medium',
       includeThoughts: true,
     })

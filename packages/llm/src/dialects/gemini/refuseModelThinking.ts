@@ -15,10 +15,11 @@ import {
  *   thinking mode." (its least budget is 128:
  *   ai.google.dev/gemini-api/docs/thinking, "Thinking budgets";
  *   vercel/ai#8027, snailyp/gemini-balance#206). Gemini 2.5 Flash takes it.
- * - `medium` to Gemini 3 Pro, which has `low` and `high` only: "Thinking
- *   level MEDIUM is not supported for this model."
- *   (egoist/chatwise-releases#1206, jenslys/opencode-gemini-auth#14).
- *   Gemini 3.1 Pro and the Flash models have it.
+ *
+ * Not refused: `medium` to `gemini-3-pro-preview`. Gemini 3 Pro answered it
+ * 400 "Thinking level MEDIUM is not supported for this model." until its
+ * shutdown (2026-03-09); the name is served by Gemini 3.1 Pro since, which
+ * has `medium` (big-AGI#1082, chatwise-releases#1327: "cannot reproduce").
  *
  * Values only these models refuse (`provider_value`), so called after every
  * other check of the request, as `refuseGeminiFunctionNames`.
@@ -35,13 +36,6 @@ export function refuseModelThinking(
     throw new InvalidChatRequestError(
       'reasoning_effort',
       `${model} always thinks (Gemini 2.5 Pro's thinking cannot be turned off), got "none": leave reasoning_effort out, or send "low" for its least thinking`,
-      PROVIDER_REFUSES_VALUE,
-    )
-  }
-  if (thinking.thinkingLevel === 'medium' && /^(?:models\/)?gemini-3-pro(?:-|$)/.test(model)) {
-    throw new InvalidChatRequestError(
-      'reasoning_effort',
-      `${model} has no medium thinking level (Gemini 3 Pro takes low or high), got "medium": send "low" or "high"`,
       PROVIDER_REFUSES_VALUE,
     )
   }

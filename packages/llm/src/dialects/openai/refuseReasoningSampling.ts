@@ -61,12 +61,13 @@ const NEUTRAL = [
  * - a GPT-5.x Pro or Codex model (`gpt-5.2-pro`, `gpt-5.1-codex-max`), which
  *   has no `none` effort (community.openai.com, "Compatibility Matrix:
  *   Reasoning models - Effort");
- * - any other GPT-5.x model with an effort but `none`; GPT-5.5 and later
+ * - any other GPT-5.x model with an effort but `none`; GPT-5.x from 5.5 on
  *   without one too, whose default is `medium` (a live probe in
  *   BerriAI/litellm-docs#1064: `gpt-5.5` refuses `temperature: 0` unasked,
  *   `gpt-5.1` and `gpt-5.2`, whose default is `none`, take it).
  * The `-chat` models take sampling settings (BerriAI/litellm#13781), and so
- * does a name llm does not know: GPT-5.3 and 5.4 unasked, an Azure
+ * does a name llm does not know: GPT-5.3 and 5.4 unasked, GPT-6 (not yet
+ * read here: its models differ, and a false refusal is worse), an Azure
  * deployment, a router's `openai/gpt-5` (OpenRouter drops what a model
  * does not take).
  */
