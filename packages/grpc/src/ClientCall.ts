@@ -59,8 +59,6 @@ export class ClientCall {
   #budgetMs = Number.POSITIVE_INFINITY
   /** The gRPC deadline given, epoch ms (NaN: an own one that is no time; Infinity: none). */
   #givenEpochMs = Number.POSITIVE_INFINITY
-  /** The timer for a gRPC deadline that is not the caller's (see #armOwnDeadline). */
-  #ownTimer: ReturnType<typeof setTimeout> | undefined
   /** The call's own deadline option, epoch ms (Infinity: none). */
   #ownEpochMs = Number.POSITIVE_INFINITY
   /** The gRPC deadline the caller's deadline gave the call, epoch ms (Infinity: none). */
@@ -322,11 +320,9 @@ export class ClientCall {
         // the call below sends after it reaches the caller.
         const ending: Listener = {
           onReceiveMetadata: (received, pass) => {
-            this.#heardFromBelow()
             if (!this.#ended) pass(received)
           },
           onReceiveMessage: (message, pass) => {
-            this.#heardFromBelow()
             if (!this.#ended) pass(message)
           },
           onReceiveStatus: (ended, pass) => {
@@ -347,9 +343,6 @@ export class ClientCall {
         // deadline for good — one per call on a long-lived one.
         if (deadline && !this.#ended) {
           this.#off = deadline.onDone((reason) => this.#cancel(reason))
-        }
-        if (this.#sendsGrpcTimeout && !this.#callersDeadline && !this.#ended) {
-          this.#armOwnDeadline()
         }
       },
     }
@@ -403,46 +396,6 @@ export class ClientCall {
       getAuthContext: () => (below === undefined ? null : below.getAuthContext()),
     }
     return new InterceptingCall(switchable, requester)
-  }
-
-  /**
-   * A gRPC deadline that is not the caller's — the call's own `deadline`
-   * option, or `defaultMs` — ends the call from grpc-js's own timer, armed
-   * when the call below is made. An async interceptor after ours still
-   * holding start then (a token being fetched) has given grpc-js no listener
-   * yet: grpc-js drops that status (grpc/grpc-node#1985), and when the
-   * interceptor lets go the call it starts is already over. The caller's
-   * callback was never called — a call `defaultMs` was added to bound hung
-   * for good, where without ours it got its answer once the token came. Not
-   * answered by a few ms after that deadline, the caller gets it from here,
-   * as for the caller's own deadline (see #cancelledBelow). The caller's
-   * deadline is heard through its hook instead.
-   */
-  #armOwnDeadline(): void {
-    const dueMs = Math.max(0, this.#givenEpochMs - Date.now()) + GRPC_TIMER_SLACK_MS
-    this.#ownTimer = setTimeout(
-      () => {
-        this.#ownTimer = undefined
-        if (this.#ended) return
-        const details = 'Deadline exceeded'
-        this.#next?.cancelWithStatus(status.DEADLINE_EXCEEDED, details)
-        this.#cancelledBelow(status.DEADLINE_EXCEEDED, details)
-      },
-      Math.min(dueMs, MAX_TIMER_MS),
-    )
-  }
-
-  /**
-   * Something came up from below: grpc-js has the call, and its own status
-   * (OK, or its DEADLINE_EXCEEDED) will come up too. The own deadline's timer
-   * is for a call grpc-js never had: left armed, it answered
-   * DEADLINE_EXCEEDED over an OK an interceptor after ours was still holding
-   * (a metrics flush, an async decrypt) — a write the server had done.
-   */
-  #heardFromBelow(): void {
-    if (this.#ownTimer === undefined) return
-    clearTimeout(this.#ownTimer)
-    this.#ownTimer = undefined
   }
 
   /** The gRPC deadline given, in ms from now (Infinity: none). */
@@ -711,10 +664,6 @@ export class ClientCall {
     this.#ended = true
     this.#off?.()
     this.#off = undefined
-    if (this.#ownTimer !== undefined) {
-      clearTimeout(this.#ownTimer)
-      this.#ownTimer = undefined
-    }
     let reason = this.#cancelReason
     if (reason === undefined && ended.code === status.DEADLINE_EXCEEDED) {
       reason = new DeadlineExceededError({
