@@ -196,7 +196,8 @@ export function modelAttemptErrorType(m: {
  * left its `for await`, called the stream's `cancel`, or aborted the call's
  * signal (llm's `stoppedBy: 'caller'`) —: the call did not fail, as an
  * egress span's answer its caller stopped reading (`stoppedByCaller`): no
- * `error.type`, status UNSET, no skipped retry. llm's record keeps its
+ * `error.type`, status UNSET, no skipped retry. A 4xx or 5xx answer is an
+ * error all the same, as on the egress span (the client-span rule). llm's record keeps its
  * `decision: 'fail'`, `errorKind: 'aborted'`. A stop before any answer (no
  * status) is a request that failed, as on the egress span; the deadline
  * (its expiry, or a cancel: the client left) is never a caller's stop.
@@ -205,7 +206,7 @@ export function modelStoppedByCaller(m: {
   stoppedBy?: string | undefined
   status?: number | undefined
 }): boolean {
-  return m.stoppedBy === 'caller' && m.status !== undefined && m.status > 0 && m.status < 500
+  return m.stoppedBy === 'caller' && m.status !== undefined && m.status > 0 && m.status < 400
 }
 
 /**

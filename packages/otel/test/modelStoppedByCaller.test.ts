@@ -223,3 +223,10 @@ describe('still failures', () => {
     expect(await skippedRetries()).toEqual([['aborted', 1]])
   })
 })
+
+it('a 4xx answer its caller stopped is still an error, as on the egress span (the client-span rule)', async () => {
+  const { modelStoppedByCaller } = await import('../src/handlers.js')
+  expect(modelStoppedByCaller({ stoppedBy: 'caller', status: 200 })).toBe(true)
+  expect(modelStoppedByCaller({ stoppedBy: 'caller', status: 429 })).toBe(false)
+  expect(modelStoppedByCaller({ stoppedBy: 'caller', status: 503 })).toBe(false)
+})
