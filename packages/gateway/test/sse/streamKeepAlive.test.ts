@@ -1,6 +1,7 @@
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { ManualClock } from '@hourglass/core'
+import OpenAI from 'openai'
 import { afterEach, describe, expect, it } from 'vitest'
 import { SSE_KEEP_ALIVE, STREAM_KEEP_ALIVE_MS } from '../../src/http/streamCompletion.js'
 import { type Harness, startHarness } from '../support/harness.js'
@@ -98,7 +99,24 @@ describe('a stream whose provider falls silent after its first token', () => {
   it('is read by the official client as if the silence had no comment in it', async () => {
     const clock = new ManualClock()
     const { harness, resume } = await silentMidAnswer(clock)
-    const stream = harness.client.chat.completions.stream({
+    // The bytes the client was given, beside what it read of them: the
+    // comment has to be there for its skipping to be shown.
+    let raw = ''
+    const client = new OpenAI({
+      baseURL: `${harness.url}/v1`,
+      apiKey: 'x',
+      maxRetries: 0,
+      fetch: async (url, init) => {
+        const res = await fetch(url, init)
+        const [mine, theirs] = res.body!.tee()
+        void (async () => {
+          const decoder = new TextDecoder()
+          for await (const chunk of mine) raw += decoder.decode(chunk, { stream: true })
+        })()
+        return new Response(theirs, res)
+      },
+    })
+    const stream = client.chat.completions.stream({
       model: 'm',
       messages: [{ role: 'user', content: 'hi' }],
     })
@@ -114,5 +132,6 @@ describe('a stream whose provider falls silent after its first token', () => {
     expect(chunks).toEqual(['one', ' two'])
     expect(answer.choices[0]?.message.content).toBe('one two')
     expect(answer.choices[0]?.finish_reason).toBe('stop')
+    expect(raw.split(SSE_KEEP_ALIVE)).toHaveLength(2)
   })
 })

@@ -40,7 +40,9 @@ function openAICompatible(
       refuseFields?.(request)
       const built = buildOpenAIRequest(request, model, { maxTokensField })
       // Last: what only OpenAI's reasoning models refuse (`provider_value`).
-      // OpenAI's own names only: a compatible provider's models are its own.
+      // On the `openai` dialect only, whatever its base URL (OpenAI, Azure,
+      // a vLLM or LiteLLM server serving a model of that name): the other
+      // compatible dialects' providers name their models their own way.
       if (name === 'openai') refuseReasoningSampling(model, built.body)
       return built
     },

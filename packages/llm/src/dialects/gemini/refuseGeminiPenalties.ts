@@ -2,6 +2,7 @@ import {
   InvalidChatRequestError,
   PROVIDER_REFUSES_VALUE,
 } from '../../errors/InvalidChatRequestError.js'
+import { geminiVersion } from './geminiVersion.js'
 
 /**
  * A presence or frequency penalty (but 0, never sent) to Gemini 2.5 and
@@ -39,8 +40,7 @@ const PENALTIES = [
 
 /** Gemini 2.5 and later (`gemini-2.5-flash`, `models/gemini-3.7-flash`, `gemini-4-neon`). */
 function refusesPenalties(model: string): boolean {
-  const version = /^(?:models\/)?gemini-(\d+)(?:\.(\d+))?/.exec(model)
-  if (version === null) return false
-  const major = Number(version[1])
-  return major > 2 || (major === 2 && Number(version[2] ?? 0) >= 5)
+  const version = geminiVersion(model)
+  if (version === undefined) return false
+  return version.major > 2 || (version.major === 2 && version.minor >= 5)
 }

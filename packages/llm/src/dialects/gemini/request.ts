@@ -10,8 +10,8 @@ import { requestToolSettings } from '../requestToolSettings.js'
 import { argumentsObject } from '../toolArguments.js'
 import { toolChoiceName } from '../toolChoiceName.js'
 import { refuseGeminiFunctionNames } from './functionName.js'
+import { geminiVersion } from './geminiVersion.js'
 import { applyGeminiLogprobs } from './logprobs.js'
-import { geminiMajorVersion } from './majorVersion.js'
 import { geminiModelPath } from './modelPath.js'
 import { refuseGeminiPenalties } from './refuseGeminiPenalties.js'
 import { refuseModelThinking } from './refuseModelThinking.js'
@@ -33,8 +33,7 @@ type Role = 'user' | 'model'
  * an empty last user message, which dropped would leave the model's turn
  * last (`refuseEmptyLastTurn`), a tool name Gemini refuses
  * (`refuseGeminiFunctionNames`), and a `reasoning_effort` the model has
- * no thinking for — `none` to Gemini 2.5 Pro, `medium` to Gemini 3 Pro
- * (`refuseModelThinking`) — and a penalty to Gemini 2.5 and later, which
+ * no thinking for — `none` to Gemini 2.5 Pro (`refuseModelThinking`) — and a penalty to Gemini 2.5 and later, which
  * take none (`refuseGeminiPenalties`).
  */
 export function buildGeminiRequest(request: ChatRequest, model: string): BuiltRequest {
@@ -167,7 +166,7 @@ export function buildGeminiRequest(request: ChatRequest, model: string): BuiltRe
 const SKIP_THOUGHT_SIGNATURE = 'skip_thought_signature_validator'
 
 function requiresSignedCalls(model: string): boolean {
-  return (geminiMajorVersion(model) ?? 0) >= 3
+  return (geminiVersion(model)?.major ?? 0) >= 3
 }
 
 function signUnsignedCalls(contents: readonly { role: Role; parts: Record<string, unknown>[] }[]) {

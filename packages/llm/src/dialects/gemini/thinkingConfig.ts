@@ -1,6 +1,6 @@
 import { quoted } from '@hourglass/core'
 import { InvalidChatRequestError } from '../../errors/InvalidChatRequestError.js'
-import { geminiMajorVersion } from './majorVersion.js'
+import { geminiVersion } from './geminiVersion.js'
 
 /**
  * `reasoning_effort` (OpenAI's field) → `generationConfig.thinkingConfig`,
@@ -17,8 +17,7 @@ import { geminiMajorVersion } from './majorVersion.js'
  * version (a tuned model) gets the budget, which Gemini 3 also takes.
  * Gemini 2.5 Pro, whose thinking cannot be turned off either, answers
  * `none`'s budget of 0 with a 400, as it answers Google's layer: the
- * request throws before sending, last (`refuseModelThinking`), as one for
- * `medium` to Gemini 3 Pro (which has `low` and `high` only) does.
+ * request throws before sending, last (`refuseModelThinking`).
  *
  * Gemini sends its thought summaries only to a request that sets
  * `includeThoughts` (ai.google.dev/gemini-api/docs/thinking, "Thought
@@ -36,7 +35,7 @@ import { geminiMajorVersion } from './majorVersion.js'
  * it, and Gemini would answer a bad request no fallback follows.
  */
 export function geminiThinkingConfig(effort: unknown, model: string): Record<string, unknown> {
-  const major = geminiMajorVersion(model) ?? 0
+  const major = geminiVersion(model)?.major ?? 0
   const levels = major >= 3
   if (
     typeof effort !== 'string' ||
@@ -80,8 +79,6 @@ function thinkingLevel(effort: Effort, minimal: boolean): string {
  * Flash (low, medium and high only), 3.8 Flash and Gemini 4 have none.
  */
 function hasMinimalLevel(model: string): boolean {
-  const version = /^(?:models\/)?gemini-(\d+)(?:\.(\d+))?-(pro)?/.exec(model)
-  if (version === null) return false
-  const [, major, minor, pro] = version
-  return Number(major) === 3 && Number(minor ?? 0) < 7 && pro === undefined
+  const version = geminiVersion(model)
+  return version !== undefined && version.major === 3 && version.minor < 7 && !version.pro
 }
