@@ -1,3 +1,5 @@
+import { claudeVersion } from './claudeVersion.js'
+
 /**
  * The Claude models whose adaptive thinking cannot be turned off, which
  * answer 400 to `thinking: {type: "disabled"}` ("\"thinking.type.disabled\"
@@ -15,11 +17,9 @@
  * A date is no minor version: `claude-sonnet-5-20260630` is Sonnet 5.
  */
 export function anthropicAlwaysThinks(model: unknown): boolean {
-  if (typeof model !== 'string') return false
-  const match = /claude-(opus|sonnet|fable|mythos)-(\d+)(?:-(\d)(?!\d))?/.exec(model)
-  if (match === null) return false
-  const [, family, majorText, minorText] = match
-  const major = Number(majorText)
+  const version = claudeVersion(model)
+  if (version === undefined || version.family === 'haiku') return false
+  const { family, major, minor } = version
   const since = family === 'opus' || family === 'sonnet' ? 5 : 0
-  return major > 5 || (major === 5 && Number(minorText ?? 0) >= since)
+  return major > 5 || (major === 5 && minor >= since)
 }

@@ -1,3 +1,4 @@
+import { claudeVersion } from './claudeVersion.js'
 import { anthropicErrors } from './errors/anthropicErrors.js'
 import type { ErrorReply, ProviderDialect, ProviderRoute } from './types.js'
 
@@ -124,9 +125,8 @@ function finalText(content: unknown): string {
  * `claude-sonnet-4-20250514` is Sonnet 4, which takes a prefill.
  */
 function refusesPrefill(model: unknown): boolean {
-  if (typeof model !== 'string') return false
-  const match = /claude-(?:opus|sonnet|haiku|fable|mythos)-(\d+)(?:-(\d)(?!\d))?/.exec(model)
-  if (match === null) return false
-  const major = Number(match[1])
-  return major > 4 || (major === 4 && Number(match[2] ?? 0) >= 6)
+  const version = claudeVersion(model)
+  if (version === undefined) return false
+  const { major, minor } = version
+  return major > 4 || (major === 4 && minor >= 6)
 }

@@ -1,3 +1,4 @@
+import { claudeVersion } from './claudeVersion.js'
 import { anthropicErrors } from './errors/anthropicErrors.js'
 import type { ErrorReply, ProviderDialect, ProviderRoute } from './types.js'
 
@@ -87,12 +88,9 @@ const DEFAULT_TOP_P = 0.99
  * `claude-sonnet-4-20250514` is Sonnet 4.
  */
 function modelGeneration(model: unknown): 'deprecated' | 'one' | undefined {
-  if (typeof model !== 'string') return undefined
-  const match = /claude-(opus|sonnet|haiku|fable|mythos)-(\d+)(?:-(\d)(?!\d))?/.exec(model)
-  if (match === null) return undefined
-  const [, family, majorText, minorText] = match
-  const major = Number(majorText)
-  const minor = Number(minorText ?? 0)
+  const version = claudeVersion(model)
+  if (version === undefined) return undefined
+  const { family, major, minor } = version
   if (major >= 5 || (family === 'opus' && major === 4 && minor >= 7)) return 'deprecated'
   if (major !== 4) return undefined
   const since = family === 'opus' ? 1 : 5

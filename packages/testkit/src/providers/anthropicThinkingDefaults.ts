@@ -1,3 +1,5 @@
+import { claudeVersion } from './claudeVersion.js'
+
 /**
  * What a Claude model does with thinking when the request does not say:
  * - `thinks`: it thinks without a `thinking` field — the Claude 5 models
@@ -27,13 +29,11 @@ export function anthropicThinkingDefaults(model: unknown): {
   omitsText: boolean
   adaptiveOnly: boolean
 } {
-  if (typeof model !== 'string') return EARLIER
-  const match = /claude-(opus|sonnet|haiku|fable|mythos)-(\d+)(?:-(\d)(?!\d))?/.exec(model)
-  if (match === null) return EARLIER
-  const [, family, majorText, minorText] = match
-  const major = Number(majorText)
+  const version = claudeVersion(model)
+  if (version === undefined) return EARLIER
+  const { family, major, minor } = version
   if (major >= 5) return { thinks: true, omitsText: true, adaptiveOnly: true }
-  const opus47 = family === 'opus' && major === 4 && Number(minorText ?? 0) >= 7
+  const opus47 = family === 'opus' && major === 4 && minor >= 7
   return { thinks: false, omitsText: opus47, adaptiveOnly: opus47 }
 }
 

@@ -1,6 +1,7 @@
 import { anthropicAlwaysThinks } from './anthropicAlwaysThinks.js'
 import { anthropicThinkingDefaults } from './anthropicThinkingDefaults.js'
 import { anthropicThinkingTypeRefused } from './anthropicThinkingTypeRefused.js'
+import { claudeVersion } from './claudeVersion.js'
 import { anthropicErrors } from './errors/anthropicErrors.js'
 import { refusesForcedTool } from './refusesForcedTool.js'
 import type { ErrorReply, ProviderDialect, ProviderRoute } from './types.js'
@@ -118,9 +119,8 @@ function disabledRefused(json: Record<string, unknown>): ErrorReply | undefined 
 
 /** Opus 5.0 (`claude-opus-5`, not a date's digits): Opus 5.5 and later never stop thinking. */
 function isOpus5(model: unknown): boolean {
-  if (typeof model !== 'string') return false
-  const match = /claude-opus-5(?:-(\d)(?!\d))?(?!\d)/.exec(model)
-  return match !== null && Number(match[1] ?? 0) === 0
+  const version = claudeVersion(model)
+  return version?.family === 'opus' && version.major === 5 && version.minor === 0
 }
 
 const INTERLEAVED = 'interleaved-thinking-2025-05-14'

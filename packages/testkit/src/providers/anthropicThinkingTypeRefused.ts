@@ -1,3 +1,4 @@
+import { type ClaudeVersion, claudeVersion } from './claudeVersion.js'
 import { anthropicErrors } from './errors/anthropicErrors.js'
 import type { ErrorReply } from './types.js'
 
@@ -87,12 +88,6 @@ export function anthropicThinkingTypeRefused(
 /** The API's `thinking.type` tags, in the order they came. */
 const THINKING_TYPES: readonly string[] = ['enabled', 'disabled', 'adaptive', 'between_tools']
 
-interface ClaudeVersion {
-  family: string
-  major: number
-  minor: number
-}
-
 /** Sonnet 5.5 and later Sonnets, which say so when they refuse `disabled`. */
 function takesBetweenTools({ family, major, minor }: ClaudeVersion): boolean {
   return family === 'sonnet' && (major > 5 || (major === 5 && minor >= 5))
@@ -101,24 +96,4 @@ function takesBetweenTools({ family, major, minor }: ClaudeVersion): boolean {
 /** Opus and Sonnet 4.6 and later, every line from 5 on. */
 function takesAdaptive({ major, minor }: ClaudeVersion): boolean {
   return major > 4 || (major === 4 && minor >= 6)
-}
-
-/**
- * The family and version a Claude model id names — `claude-sonnet-4-5`,
- * `claude-opus-4-1-20250805`, `claude-3-7-sonnet-20250219`, Bedrock's
- * `us.anthropic.claude-haiku-4-5-20251001-v1:0`, Vertex's
- * `claude-3-5-haiku@20241022` — or undefined for a name that says none.
- */
-function claudeVersion(model: unknown): ClaudeVersion | undefined {
-  if (typeof model !== 'string') return undefined
-  const current = /claude-(opus|sonnet|haiku|fable|mythos)-(\d+)(?:-(\d)(?!\d))?/.exec(model)
-  if (current !== null) {
-    const [, family = '', major, minor] = current
-    return { family, major: Number(major), minor: Number(minor ?? 0) }
-  }
-  // Claude 3.x put the version first.
-  const before4 = /claude-(\d+)(?:-(\d)(?!\d))?-(opus|sonnet|haiku)/.exec(model)
-  if (before4 === null) return undefined
-  const [, major, minor, family = ''] = before4
-  return { family, major: Number(major), minor: Number(minor ?? 0) }
 }

@@ -1,4 +1,5 @@
 import { anthropicAlwaysThinks } from './anthropicAlwaysThinks.js'
+import { claudeVersion } from './claudeVersion.js'
 
 /**
  * The Claude models that answer 400 to a forced tool call (`tool_choice`
@@ -12,6 +13,7 @@ import { anthropicAlwaysThinks } from './anthropicAlwaysThinks.js'
  */
 export function refusesForcedTool(model: unknown): boolean {
   if (!anthropicAlwaysThinks(model)) return false
-  const match = /claude-(fable|mythos)-5(?:-(\d)(?!\d))?(?!\d)/.exec(model as string)
-  return match === null || Number(match[2] ?? 0) >= 1
+  const version = claudeVersion(model)
+  const fableOrMythos = version?.family === 'fable' || version?.family === 'mythos'
+  return !(fableOrMythos && version?.major === 5 && version.minor === 0)
 }
