@@ -416,9 +416,11 @@ export class OutboundCall {
     if (!driver) return
     // A retry on the caller's own dispatcher closed since (its wait ended
     // by its timer before a look saw the close) is not sent either.
+    // Not `??`: a refusal may be a falsy abort reason (`abort(null)`), and
+    // read as none it sent the call on an aborted signal.
     const theirs = number > 1 ? this.init.theirDispatcher : undefined
-    const refused =
-      this.#refusal() ?? (theirs === undefined ? undefined : closedDispatcherError(theirs))
+    let refused = this.#refusal()
+    if (refused === undefined && theirs !== undefined) refused = closedDispatcherError(theirs)
     if (refused !== undefined) {
       if (number > 1) this.#abandon(refused)
       else driver.end(refused)
