@@ -296,6 +296,9 @@ export class ClientCall {
           return
         }
         this.#caller = listener
+        // Read before the header is: the header, written from the time left
+        // a moment later, is then never above the budget published with it.
+        const budgetMs = this.#budgetFromNow()
         const sent = this.#withHeader(metadata)
         if (grpcChannels.clientStart.hasSubscribers) {
           // A subscriber may add to what is sent (a tracer's traceparent): on a copy.
@@ -309,7 +312,7 @@ export class ClientCall {
             // interceptor before ours that held start (an auth token
             // fetched for 10 s) made the budget measured at creation stale —
             // a call with 20 s left published as given 30 s.
-            budgetMs: this.#budgetFromNow(),
+            budgetMs,
             remainingMs: deadline ? deadline.remaining() : Number.POSITIVE_INFINITY,
             headerMs: sent.headerMs,
             refused: false,
