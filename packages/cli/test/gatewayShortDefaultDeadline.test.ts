@@ -23,7 +23,8 @@ afterEach(() => {
   dir = undefined
 })
 
-it('deadline.defaultMs of 20 ms is a bad argument (exit 2) naming the file and the field', async () => {
+/** `hourglass gateway` run on a config of one provider and model with `deadline`. */
+async function gatewayWith(deadline: Record<string, number>) {
   dir = mkdtempSync(join(tmpdir(), 'hourglass-cli-'))
   const config = join(dir, 'gateway.json')
   writeFileSync(
@@ -31,10 +32,14 @@ it('deadline.defaultMs of 20 ms is a bad argument (exit 2) naming the file and t
     JSON.stringify({
       providers: { p: { dialect: 'openai', baseURL: 'http://127.0.0.1:9/v1', apiKeys: ['k'] } },
       models: { m: { fallback: [{ provider: 'p', model: 'x' }] } },
-      deadline: { defaultMs: 20 },
+      deadline,
     }),
   )
-  const run = await runMain(['gateway', '--config', config, '--port', '0'])
+  return { config, run: await runMain(['gateway', '--config', config, '--port', '0']) }
+}
+
+it('deadline.defaultMs of 20 ms is a bad argument (exit 2) naming the file and the field', async () => {
+  const { config, run } = await gatewayWith({ defaultMs: 20 })
   expect(run.code).toBe(2)
   expect(run.stderr.trim().split('\n')).toEqual([
     `hourglass gateway: ${config}: deadline.defaultMs: must be more than 25 ms, the time the gateway keeps to write its 504 before the deadline (got 20)`,
@@ -43,17 +48,7 @@ it('deadline.defaultMs of 20 ms is a bad argument (exit 2) naming the file and t
 })
 
 it('deadline.maxMs of 20 ms alone, which the default budget follows, says so (raising defaultMs alone would be refused as above maxMs)', async () => {
-  dir = mkdtempSync(join(tmpdir(), 'hourglass-cli-'))
-  const config = join(dir, 'gateway.json')
-  writeFileSync(
-    config,
-    JSON.stringify({
-      providers: { p: { dialect: 'openai', baseURL: 'http://127.0.0.1:9/v1', apiKeys: ['k'] } },
-      models: { m: { fallback: [{ provider: 'p', model: 'x' }] } },
-      deadline: { maxMs: 20 },
-    }),
-  )
-  const run = await runMain(['gateway', '--config', config, '--port', '0'])
+  const { config, run } = await gatewayWith({ maxMs: 20 })
   expect(run.code).toBe(2)
   expect(run.stderr.trim().split('\n')).toEqual([
     `hourglass gateway: ${config}: deadline.defaultMs: must be more than 25 ms, the time the gateway keeps to write its 504 before the deadline (got 20; left out, defaultMs is deadline.maxMs)`,
