@@ -117,6 +117,15 @@ export const ATTR_DEADLINE_STALLED = 'hourglass.deadline.stalled'
  */
 export const ATTR_DEADLINE_INVALID_JOB_FIELD = 'hourglass.deadline.invalid_job.field'
 export const ATTR_DEADLINE_INVALID_JOB_REASON = 'hourglass.deadline.invalid_job.reason'
+/**
+ * Why `addWithDeadline` refused a job, or in dark mode would have (on
+ * `hourglass.deadline.job_refused`): `delay` (its delay is at least the time
+ * it would be given: it would reach a worker after its deadline, which fails
+ * it unrun) or `ended` (the deadline had already ended).
+ */
+export const ATTR_DEADLINE_JOB_REFUSED_REASON = 'hourglass.deadline.job_refused.reason'
+/** The delay of a refused job, in ms from the add (left out for a job with none). */
+export const ATTR_DEADLINE_JOB_REFUSED_DELAY_MS = 'hourglass.deadline.job_refused.delay_ms'
 
 // ── stable OpenTelemetry attributes we set ─────────────────────────────────
 
@@ -306,6 +315,11 @@ export const EVENT_DEADLINE_INVALID_HEADER = 'hourglass.deadline.invalid_header'
 export const EVENT_DEADLINE_LATE_WRITE = 'hourglass.deadline.late_write'
 /** A worker took a job whose stored deadline is malformed: it runs without one. */
 export const EVENT_DEADLINE_INVALID_JOB = 'hourglass.deadline.invalid_job'
+/**
+ * `addWithDeadline` refused a job that could not have run in time, or, under
+ * an observe-only deadline, added one it would have refused.
+ */
+export const EVENT_DEADLINE_JOB_REFUSED = 'hourglass.deadline.job_refused'
 /** @hourglass/llm's admission decided what a call to a held provider does. */
 export const EVENT_LLM_ADMISSION = 'hourglass.llm.admission'
 /** A provider (and key) started, extended or ended a cooldown in @hourglass/llm. */
@@ -330,6 +344,12 @@ export const METRIC_SUCCEEDED = 'hourglass.deadline.calls.succeeded'
  * with the job is malformed, by queue, job name and the malformed field.
  */
 export const METRIC_INVALID_JOB = 'hourglass.deadline.invalid_job'
+/**
+ * Counter: jobs `addWithDeadline` refused (`hourglass.deadline.action =
+ * refused`), and those an observe-only deadline let through that enforcing
+ * would refuse (`observed`), by queue, job name and reason.
+ */
+export const METRIC_JOB_REFUSED = 'hourglass.deadline.job_refused'
 /**
  * Counter: gRPC handlers (wrapped by @hourglass/grpc's `deadlineErrors`) that
  * failed after they had answered, by `rpc.*` and `error.type`. The answer

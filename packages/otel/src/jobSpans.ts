@@ -19,6 +19,8 @@ import {
   ATTR_DEADLINE_ELAPSED_MS,
   ATTR_DEADLINE_INVALID_JOB_FIELD,
   ATTR_DEADLINE_INVALID_JOB_REASON,
+  ATTR_DEADLINE_JOB_REFUSED_DELAY_MS,
+  ATTR_DEADLINE_JOB_REFUSED_REASON,
   ATTR_DEADLINE_LATE_MS,
   ATTR_DEADLINE_MODE,
   ATTR_DEADLINE_OUTCOME,
@@ -37,6 +39,7 @@ import {
   ATTR_MESSAGING_SYSTEM,
   EVENT_DEADLINE_EXCEEDED,
   EVENT_DEADLINE_INVALID_JOB,
+  EVENT_DEADLINE_JOB_REFUSED,
   EVENT_DEADLINE_RETRY,
   EVENT_DEADLINE_RETRY_SKIPPED,
   SPAN_JOB_PREFIX,
@@ -131,6 +134,26 @@ export function bullmqTraceHandlers(tracer: Tracer, deadlineSpans: DeadlineSpans
       attempts.set(m.deadline, span)
       attemptStarts.set(span, { at: performance.now(), remainingMs: m.remainingMs })
       deadlineSpans.set(m.deadline, span)
+    },
+    // A job that could never run in time, refused at the add (or, in dark
+    // mode, added all the same): no worker sees it, so it has no span; the
+    // event goes on the producer's, as a retry it skipped would. Unheard,
+    // dark mode — rolled out to find what enforcing would stop — said
+    // nothing of the adds that switching to enforce refuses.
+    refuse(m) {
+      tracedSpan(parentContext(m.deadline))?.addEvent(
+        EVENT_DEADLINE_JOB_REFUSED,
+        defined({
+          [ATTR_MESSAGING_DESTINATION_NAME]: m.queue,
+          [ATTR_BULLMQ_JOB_NAME]: m.name,
+          // Only an observed one was added: a refused job has no id.
+          [ATTR_MESSAGING_MESSAGE_ID]: m.outcome === 'observed' ? m.jobId : undefined,
+          [ATTR_DEADLINE_JOB_REFUSED_REASON]: m.reason,
+          [ATTR_DEADLINE_JOB_REFUSED_DELAY_MS]: ms(m.delayMs),
+          [ATTR_DEADLINE_REMAINING_MS]: ms(m.remainingMs),
+          [ATTR_DEADLINE_ACTION]: m.outcome,
+        }),
+      )
     },
     invalid(m) {
       // The job runs with no deadline, so it gets no span of ours: the event

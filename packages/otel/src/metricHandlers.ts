@@ -2,9 +2,11 @@ import type { LlmAttemptMessage } from '@hourglass/llm'
 import type { Attributes, Meter } from '@opentelemetry/api'
 import {
   ATTR_BULLMQ_JOB_NAME,
+  ATTR_DEADLINE_ACTION,
   ATTR_DEADLINE_ATTEMPT,
   ATTR_DEADLINE_CALL_KIND,
   ATTR_DEADLINE_INVALID_JOB_FIELD,
+  ATTR_DEADLINE_JOB_REFUSED_REASON,
   ATTR_DEADLINE_MODE,
   ATTR_DEADLINE_RETRY_OUTCOME,
   ATTR_DEADLINE_RETRY_REASON,
@@ -32,6 +34,7 @@ import {
   METRIC_GRPC_FAILED_AFTER_ANSWER,
   METRIC_INGRESS_REMAINING,
   METRIC_INVALID_JOB,
+  METRIC_JOB_REFUSED,
   METRIC_RETRIES,
   METRIC_SUCCEEDED,
 } from './attributes.js'
@@ -50,6 +53,7 @@ import {
   modelStoppedByCaller,
 } from './handlers.js'
 import { inModelSend } from './inModelSend.js'
+import { providerText } from './providerText.js'
 import { rpcAttributes, rpcConventions } from './rpcConventions.js'
 
 /**
@@ -125,6 +129,11 @@ export function metricHandlers(meter: Meter): Handlers {
       'Job attempts that ran without a deadline because the one stored with the job is malformed, by queue, job name and field',
     unit: '{attempt}',
   })
+  const jobsRefused = meter.createCounter(METRIC_JOB_REFUSED, {
+    description:
+      'Jobs addWithDeadline refused because they could not run in time (or, observe-only, would have), by queue, job name, reason and action',
+    unit: '{job}',
+  })
   const failedAfterAnswer = meter.createCounter(METRIC_GRPC_FAILED_AFTER_ANSWER, {
     description:
       'gRPC handlers that failed after they had answered (the answer stood; the error reached no caller), by method and error type',
@@ -177,7 +186,8 @@ export function metricHandlers(meter: Meter): Handlers {
       [ATTR_LLM_PROVIDER]: m.provider,
       // Blank when an adapter (or its answer) named none: no model is better than a blank series.
       [ATTR_GEN_AI_REQUEST_MODEL]: m.model || undefined,
-      [ATTR_GEN_AI_RESPONSE_MODEL]: m.responseModel || undefined,
+      // The provider's word, bounded (see providerText): a series holds it until the process ends.
+      [ATTR_GEN_AI_RESPONSE_MODEL]: providerText(m.responseModel) || undefined,
       [ATTR_SERVER_ADDRESS]: m.serverAddress,
       [ATTR_SERVER_PORT]: m.serverAddress === undefined ? undefined : m.serverPort,
     })
@@ -354,6 +364,16 @@ export function metricHandlers(meter: Meter): Handlers {
       // exceeded event. Not a late job that was already counted `queued`.
       end(m) {
         if (ranOutWhileRunning(m)) countExceeded('handler')
+      },
+      // Adds that could never run in time: refused, or in dark mode the
+      // ones enforcing would refuse (what a dark-mode rollout is read for).
+      refuse(m) {
+        jobsRefused.add(1, {
+          [ATTR_MESSAGING_DESTINATION_NAME]: m.queue,
+          [ATTR_BULLMQ_JOB_NAME]: m.name,
+          [ATTR_DEADLINE_JOB_REFUSED_REASON]: m.reason,
+          [ATTR_DEADLINE_ACTION]: m.outcome,
+        })
       },
       // Corrupt job data runs unbounded: an operator needs to see it rise.
       // Queue and job name find the producer; the value found is never an

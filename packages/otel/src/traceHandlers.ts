@@ -109,6 +109,7 @@ import {
 } from './handlers.js'
 import { bullmqTraceHandlers } from './jobSpans.js'
 import { OpenWork } from './OpenWork.js'
+import { providerText } from './providerText.js'
 import { ranOutAt } from './ranOutAt.js'
 import { serverSpan } from './serverSpan.js'
 import { open, tracedSpan } from './tracedSpan.js'
@@ -626,11 +627,14 @@ function modelAttemptSpan(tracer: Tracer, m: LlmAttemptMessage, parent: Context)
         [ATTR_GEN_AI_USAGE_REASONING_OUTPUT_TOKENS]: m.reasoningTokens,
         // Left out, as on the metrics, when the answer named none (an adapter
         // of the user's): a blank model is no model.
-        [ATTR_GEN_AI_RESPONSE_MODEL]: m.responseModel || undefined,
-        [ATTR_GEN_AI_RESPONSE_ID]: m.responseId,
+        // The provider's strings, bounded (see providerText).
+        [ATTR_GEN_AI_RESPONSE_MODEL]: providerText(m.responseModel) || undefined,
+        [ATTR_GEN_AI_RESPONSE_ID]: providerText(m.responseId),
         // OpenAI's fields, under its names: only from an OpenAI-compatible answer.
-        [ATTR_OPENAI_RESPONSE_SYSTEM_FINGERPRINT]: openai ? m.systemFingerprint : undefined,
-        [ATTR_OPENAI_RESPONSE_SERVICE_TIER]: openai ? m.serviceTier : undefined,
+        [ATTR_OPENAI_RESPONSE_SYSTEM_FINGERPRINT]: openai
+          ? providerText(m.systemFingerprint)
+          : undefined,
+        [ATTR_OPENAI_RESPONSE_SERVICE_TIER]: openai ? providerText(m.serviceTier) : undefined,
         [ATTR_HTTP_RESPONSE_STATUS_CODE]: modelHttpStatus(m.status),
         [ATTR_DEADLINE_ATTEMPT]: m.attempt,
         [ATTR_LLM_DECISION]: m.decision,

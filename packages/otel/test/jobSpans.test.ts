@@ -120,6 +120,66 @@ describe.skipIf(!available)('instrumentDeadlines: BullMQ', () => {
     expect(Object.keys(stored.hourglass?.trace ?? {})).toEqual(['traceparent'])
   })
 
+  it('a job refused at the add (its delay outlasts its deadline), and in dark mode one enforcing would refuse, is an event on the producer’s span and a count', async () => {
+    // With the meter provider too: the count is the one a dark-mode rollout is read by.
+    stop()
+    stop = instrumentDeadlines({
+      tracerProvider: otel.tracerProvider,
+      meterProvider: otel.meterProvider,
+    })
+    const { queue: q, name } = await queue()
+    const producer = otel.tracer.startSpan('POST /reports', { kind: SpanKind.SERVER })
+    const clock = new ManualClock()
+    const within = <T>(deadline: Deadline, fn: () => Promise<T>) =>
+      context.with(trace.setSpan(context.active(), producer), () => runWithDeadline(deadline, fn))
+    // Enforcing: a job due in 10 s under 5 s left would reach a worker too late. Refused.
+    await expect(
+      within(Deadline.after(5_000, { clock }), () =>
+        addWithDeadline(q, 'weekly', { user: 1 }, { delay: 10_000 }),
+      ),
+    ).rejects.toThrow()
+    // Observe-only: added all the same, and said to be what enforcing would refuse.
+    const observed = await within(Deadline.after(5_000, { clock, observe: true }), () =>
+      addWithDeadline(q, 'weekly', { user: 2 }, { delay: 10_000 }),
+    )
+    producer.end()
+    const span = otel.exporter
+      .getFinishedSpans()
+      .find((s) => s.spanContext().spanId === producer.spanContext().spanId)
+    // Before: neither add left a trace or a count anywhere.
+    expect(
+      span?.events
+        .filter((e) => e.name === 'hourglass.deadline.job_refused')
+        .map((e) => e.attributes),
+    ).toEqual([
+      {
+        'messaging.destination.name': name,
+        'bullmq.job.name': 'weekly',
+        'hourglass.deadline.job_refused.reason': 'delay',
+        'hourglass.deadline.job_refused.delay_ms': 10_000,
+        'hourglass.deadline.remaining_ms': 5_000,
+        'hourglass.deadline.action': 'refused',
+      },
+      {
+        'messaging.destination.name': name,
+        'messaging.message.id': observed.id,
+        'bullmq.job.name': 'weekly',
+        'hourglass.deadline.job_refused.reason': 'delay',
+        'hourglass.deadline.job_refused.delay_ms': 10_000,
+        'hourglass.deadline.remaining_ms': 5_000,
+        'hourglass.deadline.action': 'observed',
+      },
+    ])
+    const count = (action: string) =>
+      otel.counter('hourglass.deadline.job_refused', {
+        'messaging.destination.name': name,
+        'bullmq.job.name': 'weekly',
+        'hourglass.deadline.job_refused.reason': 'delay',
+        'hourglass.deadline.action': action,
+      })
+    expect([await count('refused'), await count('observed')]).toEqual([1, 1])
+  })
+
   it('a job that expired in the queue gets a failed span with a deadline.exceeded event at stage queued', async () => {
     const { queue: q, events, name } = await queue()
     let runs = 0

@@ -89,6 +89,8 @@ describe('instrumentDeadlines: packages loaded after it was called', () => {
       'hourglass:bullmq:enqueue',
       'hourglass:bullmq:start',
       'hourglass:bullmq:end',
+      // A job refused for want of time (or, observe-only, one enforcing would refuse): counted, and an event on the producer's span.
+      'hourglass:bullmq:refuse',
       'hourglass:bullmq:expire',
       // A job whose stored deadline is corrupt: counted, and an event on the worker's span.
       'hourglass:bullmq:invalid',

@@ -98,6 +98,55 @@ describe('gen_ai.response.model', () => {
     expect(await responseModels()).toEqual({ span: 'alias', metric: ['alias'] })
   })
 
+  it("keeps at most 256 characters of the provider's strings, on the span as on the metric", async () => {
+    const fake = await startFakeProvider({ dialect: 'openai' })
+    providers.push(fake)
+    // A compatible server (or a proxy before it) answering with a 1 MB model
+    // name, id and fingerprint; the emoji's halves straddle the cut.
+    const huge = (prefix: string) =>
+      `${prefix}${'x'.repeat(255 - prefix.length)}\u{1F600}${'y'.repeat(1_000_000)}`
+    fake.enqueue(
+      reply.error(200, {
+        id: huge('chatcmpl-'),
+        object: 'chat.completion',
+        model: huge('gpt-'),
+        system_fingerprint: huge('fp_'),
+        service_tier: huge('tier-'),
+        choices: [
+          { index: 0, message: { role: 'assistant', content: 'Hi' }, finish_reason: 'stop' },
+        ],
+        usage: { prompt_tokens: 3, completion_tokens: 1, total_tokens: 4 },
+      }),
+    )
+    const model = await adapter('openai', fake)
+    await callModel({ models: [model], request, ...once })
+    await model.close?.()
+    const chat = otel.exporter
+      .getFinishedSpans()
+      .find((s) => s.attributes['gen_ai.operation.name'] !== undefined)
+    const samples = [
+      ...(await otel.points('gen_ai.client.operation.duration')),
+      ...(await otel.points('gen_ai.client.token.usage')),
+    ]
+    // Cut as core's cutText cuts: 255 characters and `…`, the emoji not split.
+    const cut = (prefix: string) => `${prefix}${'x'.repeat(255 - prefix.length)}…`
+    // Before: each attribute was the whole 1 000 256 characters, on every
+    // chat span and on each metric series, held until the process ended.
+    expect({
+      model: chat?.attributes['gen_ai.response.model'],
+      id: chat?.attributes['gen_ai.response.id'],
+      fingerprint: chat?.attributes['openai.response.system_fingerprint'],
+      tier: chat?.attributes['openai.response.service_tier'],
+      metrics: samples.map((p) => p.attributes['gen_ai.response.model']),
+    }).toEqual({
+      model: cut('gpt-'),
+      id: cut('chatcmpl-'),
+      fingerprint: cut('fp_'),
+      tier: cut('tier-'),
+      metrics: [cut('gpt-'), cut('gpt-'), cut('gpt-')],
+    })
+  })
+
   it('is left out, on the span as on the metric, when an adapter of yours names none', async () => {
     const fake = await startFakeProvider({ dialect: 'openai' })
     providers.push(fake)
