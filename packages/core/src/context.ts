@@ -109,8 +109,17 @@ export function runOutsideContext<R>(fn: () => R): R {
  */
 export type ContextSnapshot = { readonly __hourglassContext: never }
 
-/** The snapshot of no context at all (outside every run). */
-const OUTSIDE = Object.freeze({})
+/**
+ * The snapshot of no context at all (outside every run). On a global symbol,
+ * as the storage is: one made per copy of core was no snapshot to another
+ * copy's `runInContext`, which refused it as "not what captureContext()
+ * returned" — where every other snapshot, a frame of the shared storage,
+ * passes between copies.
+ */
+const OUTSIDE_KEY = Symbol.for('@hourglass/core.outsideContext')
+const outsideHolder = globalThis as { [OUTSIDE_KEY]?: object }
+outsideHolder[OUTSIDE_KEY] ??= Object.freeze({})
+const OUTSIDE: object = outsideHolder[OUTSIDE_KEY]
 
 /** What the work in progress carries, to run in later (`runInContext`). */
 export function captureContext(): ContextSnapshot {
