@@ -11,6 +11,8 @@ import {
 } from '@grpc/grpc-js'
 import {
   boundingDeadline,
+  type ContextSnapshot,
+  captureContext,
   DEADLINE_EXPIRED_HEADER,
   DEADLINE_HEADER,
   type Deadline,
@@ -23,6 +25,7 @@ import {
   markExpiryOf,
   markForeignExpiry,
   messageOf,
+  runInContext,
   systemClock,
 } from '@hourglass/core'
 import { type GrpcClientEndMessage, grpcChannels } from './channels.js'
@@ -89,11 +92,30 @@ export class ClientCall {
   #pendingWrites: Set<() => void> | undefined
   /** The turn of the event loop the call was started in (see #passCancel). */
   #startTurn: Turn | undefined
+  /**
+   * What the caller ran in when it made the call (grpc-js runs interceptors
+   * synchronously in the client method): its answer is delivered in it.
+   */
+  readonly #context: ContextSnapshot = captureContext()
 
   constructor(options: ResolvedClientOptions, method: string, deadline: Deadline | undefined) {
     this.#options = options
     this.#method = method
     this.#deadline = deadline
+  }
+
+  /**
+   * Run a delivery to the caller in the context it made the call in. grpc-js
+   * hands a response up from the channel's HTTP/2 session, which keeps the
+   * context of the call that opened the connection: a server stream's
+   * status, and with it its `end`, `status` and `close` events, ran under
+   * that earlier call's deadline — another request's, expired or released —
+   * so an outbound call made from `call.on('end')` was refused at once or
+   * sent with that request's budget. As an `await` resumes in the context
+   * that awaited.
+   */
+  #inCallersContext(deliver: () => void): void {
+    runInContext(this.#context, deliver)
   }
 
   /** The `InterceptingCall` the interceptor returns. */
@@ -321,19 +343,21 @@ export class ClientCall {
         }
         // Once #cancel has delivered the status itself (see there), nothing
         // the call below sends after it reaches the caller.
+        // Each delivered in the caller's context (see #inCallersContext).
         const ending: Listener = {
           onReceiveMetadata: (received, pass) => {
-            if (!this.#ended) pass(received)
+            if (!this.#ended) this.#inCallersContext(() => pass(received))
           },
           onReceiveMessage: (message, pass) => {
-            if (!this.#ended) pass(message)
+            if (!this.#ended) this.#inCallersContext(() => pass(message))
           },
           onReceiveStatus: (ended, pass) => {
             if (this.#ended) return
-            const deliver = () => {
-              pass(this.#end(ended))
-              this.#completeWrites()
-            }
+            const deliver = () =>
+              this.#inCallersContext(() => {
+                pass(this.#end(ended))
+                this.#completeWrites()
+              })
             if (!this.#holdForCaller(ended, deliver)) deliver()
           },
         }
@@ -580,8 +604,10 @@ export class ClientCall {
   #deliverUnanswered(code: status, details: string): void {
     const caller = this.#caller
     if (this.#ended || this.#holding || !caller) return
-    caller.onReceiveStatus(this.#end({ code, details, metadata: new Metadata() }))
-    this.#completeWrites()
+    this.#inCallersContext(() => {
+      caller.onReceiveStatus(this.#end({ code, details, metadata: new Metadata() }))
+      this.#completeWrites()
+    })
   }
 
   /**
