@@ -40,7 +40,11 @@ const RUNS = fuzzRuns(10_000, 200_000)
 function single(raw: unknown): string | undefined {
   if (Array.isArray(raw)) return raw.length === 1 ? single(raw[0]) : undefined
   // A whole number as the digits a header carries (String() writes 1e21 up in exponent form).
-  if (typeof raw === 'number') return Number.isInteger(raw) ? BigInt(raw).toString() : String(raw)
+  // A fraction ≥ 0 as its whole ms (String(1e-7) is '1e-7').
+  if (typeof raw === 'number') {
+    if (Number.isInteger(raw)) return BigInt(raw).toString()
+    return Number.isFinite(raw) && raw > 0 ? BigInt(Math.floor(raw)).toString() : String(raw)
+  }
   return typeof raw === 'string' ? raw.replace(/^[ \t]+|[ \t]+$/g, '') : undefined
 }
 
@@ -48,10 +52,14 @@ function single(raw: unknown): string | undefined {
 function msOracle(raw: unknown): bigint | undefined {
   const value = single(raw)
   if (value === undefined) return undefined
-  if (!/^[0-9]+$/.test(value)) return undefined
+  // Decimal ms are rounded down (never more than was given); a negative
+  // value is a deadline already past: 0 ms left.
+  const match = /^(-?)([0-9]+)(?:\.[0-9]+)?$/.exec(value)
+  if (!match) return undefined
+  if (match[1] === '-') return 0n
   // Of any length: past 2^31-1 ms (past what a double holds, too) is still
   // well-formed: valid, and clamped to maxMs below.
-  return BigInt(value)
+  return BigInt(match[2]!)
 }
 
 const NS_PER_UNIT: Record<string, bigint> = {
@@ -80,7 +88,10 @@ const NO_DEADLINE = 'no deadline'
 const oracle = (header: DeadlineSource, raw: unknown): bigint | undefined | typeof NO_DEADLINE => {
   if (header === GRPC_TIMEOUT_HEADER) return grpcOracle(raw)
   const ms = msOracle(raw)
-  return header === ENVOY_TIMEOUT_HEADER && ms === 0n ? NO_DEADLINE : ms
+  // 0 itself is Envoy's "no timeout"; a fraction of a ms rounded down to 0 is 0 ms left.
+  return header === ENVOY_TIMEOUT_HEADER && ms === 0n && Number(single(raw)) === 0
+    ? NO_DEADLINE
+    : ms
 }
 
 const digits = fc.stringMatching(/^[0-9]{0,14}$/)

@@ -66,12 +66,13 @@ export interface ReadDeadlineResult {
   invalid: InvalidDeadlineHeader[]
 }
 
-// Any number of digits: a value too big for a timer (or for a double: Infinity)
-// is a far deadline, clamped to maxMs like any long budget. A length limit
-// made the size of a number decide whether it was refused: `4000000000` was
-// clamped to maxMs, `99999999999` listed invalid ('too long') — the ingress
-// fell back to its default budget, shorter than either.
-const MS_PATTERN = /^[0-9]+$/
+// Any number of digits (decimals rounded down, see parseMs): a value too big
+// for a timer (or for a double: Infinity) is a far deadline, clamped to maxMs
+// like any long budget. A length limit made the size of a number decide
+// whether it was refused: `4000000000` was clamped to maxMs, `99999999999`
+// listed invalid ('too long') — the ingress fell back to its default budget,
+// shorter than either.
+const MS_PATTERN = /^([0-9]+)(?:\.[0-9]+)?$/
 // Whole or decimal seconds, any number of digits either side: the integer
 // part as MS_PATTERN's, decimals past the third (below a millisecond) rounded
 // down, as grpc-timeout's u and n are: a float as a language prints it
@@ -99,8 +100,9 @@ const GRPC_UNIT_MS: Record<string, number> = {
 
 /**
  * Read the caller's deadline from request headers. The smallest valid value
- * among the trusted sources wins. Never throws for what the headers hold:
- * malformed values (negative, fractional, empty, non-numeric, repeated or
+ * among the trusted sources wins; decimal ms are rounded down. Never throws
+ * for what the headers hold (a negative ms value is a deadline past: 0 ms
+ * left): malformed values (empty, non-numeric, repeated or
  * comma-joined; a grpc-timeout of more than 8 digits) are listed in `invalid` with the
  * reason, and so is a header whose read throws (a Proxy, a throwing getter or
  * `get`). `headers` that is not an object at all is a `TypeError`: a bug in
@@ -211,21 +213,31 @@ export function readDeadline(
   return { ms, source, clamped: ms !== best, invalid }
 }
 
-/** Parse `x-deadline-remaining-ms`-style values: whole non-negative ms. Returns the reason on failure. */
+/** Parse `x-deadline-remaining-ms`-style values: ms, decimals rounded down, a negative one 0. Returns the reason on failure. */
 function parseMs(raw: string | readonly string[]): number | string {
   if (typeof raw !== 'string') return 'repeated header'
   const value = trimOws(raw)
   if (value === '') return 'empty'
   if (value.includes(',')) return 'repeated header (comma-joined values)'
-  if (value.startsWith('-')) return 'negative'
-  if (!MS_PATTERN.test(value)) {
-    return /^[0-9]+\.[0-9]*$/.test(value) ? 'not a whole number' : 'not a number'
-  }
+  // A negative value is a deadline already past (a client that sends
+  // `deadline - now` as it is, once it has gone by): 0 ms left, as it is.
+  // Refused as malformed, it fell back to the ingress's default budget — a
+  // whole budget of work for a caller whose own had run out.
+  const negative = value.startsWith('-')
+  const match = MS_PATTERN.exec(negative ? value.slice(1) : value)
+  if (match === null) return 'not a number'
+  if (negative) return 0
+  // Decimal ms (`1500.5`: a client that sends `deadline - performance.now()`
+  // as it is; `1500.0`: a float as Python prints it) are rounded down, as
+  // grpc-timeout's u and n are: never grant more than was given. Refused as
+  // malformed, they fell back to the ingress's default budget — longer than
+  // the caller asked (2 s, or 30 s, for a caller with 1.5 s), the one answer
+  // an untrusted value must never get.
   // Past 2^31-1 ms is still a caller's deadline, a far one: clamped to maxMs
   // below like any other long budget (so is one past what a double holds,
   // read as Infinity). Refused, it fell back to the ingress's default: a
   // longer caller deadline got a shorter budget (or a 400).
-  return Number(value)
+  return Number(match[1])
 }
 
 /**
@@ -237,7 +249,8 @@ function parseMs(raw: string | readonly string[]): number | string {
  */
 function parseEnvoyMs(raw: string | readonly string[]): number | string | undefined {
   const ms = parseMs(raw)
-  return ms === 0 ? undefined : ms
+  // 0 itself, not a fraction of a ms rounded down to it: that is 0 ms left.
+  return ms === 0 && Number(trimOws(raw as string)) === 0 ? undefined : ms
 }
 
 /**
@@ -377,10 +390,13 @@ function headerValue(value: unknown): string | readonly string[] | undefined {
  * A number as the digits a header would carry. String() writes a whole
  * number from 1e21 up in exponent form ('1e+21'), refused as 'not a number'
  * where the same value sent as digits is a far deadline, clamped to maxMs.
- * Fractions, NaN and Infinity keep String()'s text, and are refused as such.
+ * A fraction > 0 is its whole ms, as its decimal text reads (String(1e-7)
+ * is '1e-7'). NaN, Infinity and negative fractions keep String()'s text: a
+ * negative number reads as 0 ms left, the others are refused.
  */
 function numberText(value: number): string {
-  return Number.isInteger(value) ? BigInt(value).toString() : String(value)
+  if (Number.isInteger(value)) return BigInt(value).toString()
+  return Number.isFinite(value) && value > 0 ? BigInt(Math.floor(value)).toString() : String(value)
 }
 
 /** A `maxMs` or `minMs` checked and floored to whole ms; not yet cut to the wire's limit. */

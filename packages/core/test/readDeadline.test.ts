@@ -43,14 +43,34 @@ describe('readDeadline', () => {
     expect(ms('12345678m')).toBe(12_345_678)
   })
 
+  it('reads a negative ms value as a deadline already past: 0 ms left, not the default budget', () => {
+    // A client that sends `deadline - now` as it is, once its deadline has
+    // gone by. Listed invalid, the ingress fell back to its default budget:
+    // a whole budget of work for a caller whose own had run out.
+    for (const value of ['-5', '-1500.5', '-0']) {
+      expect(readDeadline({ 'x-deadline-remaining-ms': value }), value).toEqual({
+        ms: 0,
+        source: 'x-deadline-remaining-ms',
+        clamped: false,
+        invalid: [],
+      })
+    }
+    // Envoy's too; only its `0` itself is "no timeout".
+    expect(readDeadline({ 'x-envoy-expected-rq-timeout-ms': '-5' }).ms).toBe(0)
+    // The smallest wins: a past deadline beside a longer one is past.
+    expect(readDeadline({ 'x-deadline-remaining-ms': '-5', 'grpc-timeout': '3S' }).ms).toBe(0)
+  })
+
   it('accepts WHATWG Headers and any letter case', () => {
     expect(readDeadline(new Headers({ 'X-Deadline-Remaining-Ms': '42' })).ms).toBe(42)
     expect(readDeadline({ 'X-Deadline-Remaining-Ms': '43' }).ms).toBe(43)
   })
 
   it.each([
-    ['x-deadline-remaining-ms', '-5', 'negative'],
-    ['x-deadline-remaining-ms', '1.5', 'not a whole number'],
+    ['x-deadline-remaining-ms', '-', 'not a number'],
+    ['x-deadline-remaining-ms', '--5', 'not a number'],
+    ['x-deadline-remaining-ms', '.5', 'not a number'],
+    ['x-deadline-remaining-ms', '1.', 'not a number'],
     ['x-deadline-remaining-ms', '', 'empty'],
     ['x-deadline-remaining-ms', 'abc', 'not a number'],
     ['x-deadline-remaining-ms', '0x10', 'not a number'],

@@ -39,9 +39,12 @@ it('reads a one-value array holding a number as that value, as one holding a str
   ])
 })
 
-it('still refuses the numbers no header could carry', () => {
-  expect(readDeadline({ [DEADLINE_HEADER]: -1e21 }).invalid[0]?.reason).toBe('negative')
-  expect(readDeadline({ [DEADLINE_HEADER]: 1.5 }).invalid[0]?.reason).toBe('not a whole number')
+it('reads a negative number as a deadline past (0 ms left) and refuses the numbers no header could carry', () => {
+  expect(readDeadline({ [DEADLINE_HEADER]: -1e21 }).ms).toBe(0)
+  expect(readDeadline({ [DEADLINE_HEADER]: -1.5 }).ms).toBe(0)
+  expect(readDeadline({ [DEADLINE_HEADER]: Number.NEGATIVE_INFINITY }).invalid[0]?.reason).toBe(
+    'not a number',
+  )
   expect(readDeadline({ [DEADLINE_HEADER]: Number.NaN }).invalid[0]?.reason).toBe('not a number')
   expect(readDeadline({ [DEADLINE_HEADER]: Number.POSITIVE_INFINITY }).invalid[0]?.reason).toBe(
     'not a number',

@@ -208,12 +208,12 @@ describe.each(majors)('inbound deadline headers ($name)', (major) => {
   })
 
   const malformed: Array<[string, Record<string, string> | string[], string, string]> = [
-    ['negative', { 'x-deadline-remaining-ms': '-5' }, 'x-deadline-remaining-ms', 'negative'],
+    ['a lone minus', { 'x-deadline-remaining-ms': '-' }, 'x-deadline-remaining-ms', 'not a number'],
     [
-      'fractional',
-      { 'x-deadline-remaining-ms': '1.5' },
+      'exponent on our own header',
+      { 'x-deadline-remaining-ms': '1.5e3' },
       'x-deadline-remaining-ms',
-      'not a whole number',
+      'not a number',
     ],
     ['empty', { 'x-deadline-remaining-ms': '' }, 'x-deadline-remaining-ms', 'empty'],
     [
@@ -348,7 +348,7 @@ describe.each(majors)('inbound deadline headers ($name)', (major) => {
     diagnostics.subscribe(expressChannels.end.name, onEnd)
     try {
       const res = await request(server.url, {
-        headers: { 'x-deadline-remaining-ms': '1.5' },
+        headers: { 'x-deadline-remaining-ms': '1.5e3' },
         dispatcher: agent,
       })
       expect(res.statusCode).toBe(400)
