@@ -1,4 +1,5 @@
 import { AsyncResource } from 'node:async_hooks'
+import { Readable } from 'node:stream'
 import { currentDeadline, type Deadline, MAX_TIMER_MS, refuseUnknownOptions } from '@hourglass/core'
 import type { Dispatcher } from 'undici'
 import type { Attempt } from './Attempt.js'
@@ -279,6 +280,7 @@ class DispatchCall implements CallDriver, AttemptHandlerHooks {
           // had a retry announced that was never sent. As createFetch judges it.
           callerAborted: !responded && this.#call.stopped,
           dispatchThrew: attempt.dispatchThrew,
+          bodyUnread: !this.#call.init.replayable && isBodyUnread(this.#opts.body),
         },
         attempt.init.number,
       ),
@@ -328,6 +330,22 @@ function narrower(own: number, given: unknown): number {
   if (typeof given !== 'number' || !(given > 0) || !Number.isFinite(given)) return own
   const ms = Math.min(given, MAX_TIMER_MS)
   return own === 0 || ms < own ? ms : own
+}
+
+/**
+ * A stream body undici has not begun to read: a Node stream never read from
+ * nor destroyed, a web stream not locked, an async iterable (a generator:
+ * nothing tells, but undici starts it only once connected, and the one rule
+ * that asks — a refused connect, once — comes before any connection).
+ */
+function isBodyUnread(body: unknown): boolean {
+  if (typeof body !== 'object' || body === null) return false
+  const stream = body as { pipe?: unknown; on?: unknown; destroyed?: unknown; locked?: unknown }
+  if (typeof stream.pipe === 'function' && typeof stream.on === 'function') {
+    return stream.destroyed !== true && !Readable.isDisturbed(body as Readable)
+  }
+  if (typeof stream.locked === 'boolean') return !stream.locked
+  return Symbol.asyncIterator in body
 }
 
 /** undici also takes an EventEmitter as `signal`; only an AbortSignal is listened to here. */

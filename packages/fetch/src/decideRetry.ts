@@ -46,6 +46,14 @@ export interface Outcome {
    * that server again.
    */
   redirected?: boolean
+  /**
+   * No byte of a one-shot (stream) body has been read yet: the interceptor
+   * says so of a stream undici's dispatch has not begun to read (it reads
+   * one only once connected). Only a refused connect goes on it: nothing
+   * was sent, so the stream can go with the retry whole, as undici's own
+   * RetryHandler sends a body it has not disturbed.
+   */
+  bodyUnread?: boolean
 }
 
 export interface RetryState {
@@ -174,7 +182,12 @@ export function decideRetry(outcome: Outcome, state: RetryState): RetryDecision 
     return no('not-retryable')
   }
   if (state.used.has(rule)) return no('already-retried')
-  if (!state.replayable) return no('body-not-replayable')
+  // A stream no one has read from yet goes with a refused connect's retry as
+  // it is: refused for its body, a POST of a stream to a service whose first
+  // address refused failed where the same POST of a string went to the second.
+  if (!state.replayable && !(rule === 'fast-connect' && outcome.bodyUnread === true)) {
+    return no('body-not-replayable')
+  }
   // An observe-only deadline decides nothing: dark mode retries as without it.
   // A trial disposed since the call began: the bound it began under (`bound`).
   const left =

@@ -1,0 +1,123 @@
+import { once } from 'node:events'
+import { createServer, type Server } from 'node:http'
+import type { AddressInfo, LookupFunction } from 'node:net'
+import { Readable } from 'node:stream'
+import { type Clock, systemClock } from '@hourglass/core'
+import { Agent, request, fetch as undiciFetch } from 'undici'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createConnector, deadlineInterceptor } from '../src/index.js'
+import { useCleanup } from './support/useCleanup.js'
+
+// Through deadlineInterceptor, a connect refused at once sends nothing: undici
+// reads a stream body only once connected, so the body can go with the retry
+// as a string could — undici's own RetryHandler retries a stream body it has
+// not disturbed. The call failed instead (`why: body-not-replayable`): a POST
+// of a stream to a service whose first address refused failed, where the
+// same POST with a string went to the second. A stream read from is still
+// never sent again. (createFetch is not covered: undici's fetch() reads from
+// the caller's stream before the connect fails.)
+
+const cleanup = useCleanup()
+let server: Server
+let port: number
+beforeAll(async () => {
+  server = createServer((req, res) => {
+    let text = ''
+    req.setEncoding('utf8')
+    req.on('data', (chunk: string) => {
+      text += chunk
+    })
+    req.on('end', () => res.end(`got ${text}`))
+  })
+  server.listen(0, '127.0.0.1')
+  await once(server, 'listening')
+  port = (server.address() as AddressInfo).port
+})
+afterAll(async () => {
+  server.closeAllConnections()
+  server.close()
+  await once(server, 'close')
+})
+
+// Every failure measures 0 ms (a loaded box can report a refused connect late): fast.
+const frozen: Clock = {
+  now: () => 0,
+  setTimeout: systemClock.setTimeout,
+  clearTimeout: systemClock.clearTimeout,
+}
+/** 127.0.0.2 first (loopback, nothing listening there: refused at once), then the server. */
+function refusingFirst(): LookupFunction {
+  const answers = ['127.0.0.2', '127.0.0.1']
+  return (_host, _options, callback) => callback(null, answers.shift() ?? '127.0.0.1', 4)
+}
+const target = () => `http://svc.test:${port}/`
+
+describe('deadlineInterceptor: a stream body whose connect was refused before undici read any of it', () => {
+  it('a Node stream goes with the retry, whole', async () => {
+    const events = cleanup.record()
+    const agent = cleanup.keep(new Agent({ connect: createConnector({ lookup: refusingFirst() }) }))
+    const dispatcher = agent.compose(deadlineInterceptor({ clock: frozen }))
+    const body = Readable.from([Buffer.from('node')])
+    const res = await request(target(), { dispatcher, method: 'POST', body })
+    expect(await res.body.text()).toBe('got node')
+    expect(events.retries).toMatchObject([{ attempt: 2, reason: 'CONNECT_FAILED' }])
+  })
+
+  it('an async generator too', async () => {
+    const agent = cleanup.keep(new Agent({ connect: createConnector({ lookup: refusingFirst() }) }))
+    const dispatcher = agent.compose(deadlineInterceptor({ clock: frozen }))
+    async function* chunks() {
+      yield Buffer.from('gen')
+    }
+    // undici takes an async iterable (its types list only a Readable).
+    const body = chunks() as unknown as Readable
+    const res = await request(target(), { dispatcher, method: 'POST', body })
+    expect(await res.body.text()).toBe('got gen')
+  })
+
+  it("undici's own fetch() through it: its stream body goes with the retry, whole", async () => {
+    const agent = cleanup.keep(new Agent({ connect: createConnector({ lookup: refusingFirst() }) }))
+    const dispatcher = agent.compose(deadlineInterceptor({ clock: frozen }))
+    const body = new ReadableStream<Uint8Array>(
+      {
+        pull(controller) {
+          controller.enqueue(new TextEncoder().encode('web'))
+          controller.close()
+        },
+      },
+      { highWaterMark: 0 },
+    )
+    const init = { dispatcher, method: 'POST', body, duplex: 'half' }
+    const res = await undiciFetch(target(), init as never)
+    expect(await res.text()).toBe('got web')
+  })
+})
+
+describe('deadlineInterceptor: what stays as it was', () => {
+  it('refused twice, the call fails with the refused connect, its stream destroyed', async () => {
+    const events = cleanup.record()
+    const lookup: LookupFunction = (_h, _o, callback) => callback(null, '127.0.0.2', 4)
+    const agent = cleanup.keep(new Agent({ connect: createConnector({ lookup }) }))
+    const dispatcher = agent.compose(deadlineInterceptor({ clock: frozen }))
+    const body = Readable.from([Buffer.from('x')])
+    const error = await request(target(), { dispatcher, method: 'POST', body }).catch(
+      (e: unknown) => e,
+    )
+    expect(error).toMatchObject({ code: 'CONNECT_FAILED' })
+    expect(events.skipped).toMatchObject([{ attempt: 2, why: 'already-retried' }])
+    expect(body.destroyed).toBe(true)
+  })
+
+  it('a Node stream already read from is not sent again (body-not-replayable)', async () => {
+    const events = cleanup.record()
+    const agent = cleanup.keep(new Agent({ connect: createConnector({ lookup: refusingFirst() }) }))
+    const dispatcher = agent.compose(deadlineInterceptor({ clock: frozen }))
+    const body = Readable.from([Buffer.from('a'), Buffer.from('b')])
+    body.read()
+    const error = await request(target(), { dispatcher, method: 'POST', body }).catch(
+      (e: unknown) => e,
+    )
+    expect(error).toMatchObject({ code: 'CONNECT_FAILED' })
+    expect(events.skipped).toMatchObject([{ attempt: 1, why: 'body-not-replayable' }])
+  })
+})
