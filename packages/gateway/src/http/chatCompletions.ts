@@ -119,7 +119,11 @@ export function chatCompletions(ctx: GatewayContext) {
         fields['provider'] = response.provider
         fields['upstreamModel'] = response.model
         if (response.finishReason === 'error') {
-          throw endedInError(`${response.provider}/${response.model}`, false)
+          throw endedInError(
+            `${response.provider}/${response.model}`,
+            false,
+            response.providerFinishReason,
+          )
         }
         setProviderHeader(res, response.provider)
         res.setHeader('cache-control', 'no-store')

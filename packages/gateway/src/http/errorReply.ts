@@ -134,14 +134,22 @@ export function errorReply(error: unknown, keyWait?: KeyWait): ErrorReply {
   if (isStreamInterrupted(error)) {
     if (isDeadlineExceeded(error.cause)) return deadlineReply()
     const cause = isProviderError(error.cause) ? providerReply(error.cause) : undefined
-    return reply(
+    // Why it broke, as the same failure before the first token says it
+    // (`overloaded (overloaded_error)`, `rate limited`, `network`): the
+    // event's message is what the official SDKs throw with, and without it
+    // an overload, a rate limit and a cut connection all read alike.
+    const why = isProviderError(error.cause) ? `: ${providerWhy(error.cause)}` : ''
+    const shaped = reply(
       cause?.status ?? 502,
-      `the stream from ${error.provider} broke after the first token; not restarted`,
+      `the stream from ${error.provider}/${error.model} broke after the first token${why}; not restarted`,
       'server_error',
       'stream_interrupted',
       null,
       NO_RETRY,
     )
+    const providerCode = cause?.body.error.provider_code
+    if (providerCode !== undefined) shaped.body.error.provider_code = providerCode
+    return shaped
   }
   if (isModelUnavailable(error)) {
     return unavailableReply(
@@ -216,12 +224,9 @@ export function reportDeadlineReply(req: object, reply: ErrorReply): void {
 
 function providerReply(error: ProviderError): ErrorReply {
   const shaped = toOpenAIError(error.normalized)
-  const code = error.providerCode === undefined ? '' : ` (${error.providerCode})`
   const message = CLIENT_FIXABLE.has(error.kind)
-    ? `${error.provider}: ${looksLikeWebPage(error.normalized.message) ? markupPageText(error) : providerText(error.normalized.message, MAX_PROVIDER_TEXT_CHARS)}`
-    : error.kind === 'request_too_large'
-      ? `${error.provider}/${error.model}: ${tooLargeWhy(error)}`
-      : `${error.provider}/${error.model}: ${kindName(error.kind)}${code}`
+    ? `${error.provider}: ${providerWhy(error)}`
+    : `${error.provider}/${error.model}: ${providerWhy(error)}`
   const headers: Record<string, string> = {}
   if (error.kind === 'rate_limited' && error.retryAfterMs !== undefined) {
     Object.assign(headers, retryHeaders(error.retryAfterMs))
@@ -243,6 +248,22 @@ function providerReply(error: ProviderError): ErrorReply {
   const providerCode = CLIENT_FIXABLE.has(error.kind) ? codeText(error.providerCode) : null
   if (providerCode !== null) shapedReply.body.error.provider_code = providerCode
   return shapedReply
+}
+
+/**
+ * What went wrong at the provider, as a client is shown it: the provider's
+ * own text for a refusal the client can fix, else the kind (and the
+ * provider's code), never upstream text that may name hosts.
+ */
+function providerWhy(error: ProviderError): string {
+  if (CLIENT_FIXABLE.has(error.kind)) {
+    return looksLikeWebPage(error.normalized.message)
+      ? markupPageText(error)
+      : providerText(error.normalized.message, MAX_PROVIDER_TEXT_CHARS)
+  }
+  if (error.kind === 'request_too_large') return tooLargeWhy(error)
+  const code = error.providerCode === undefined ? '' : ` (${error.providerCode})`
+  return `${kindName(error.kind)}${code}`
 }
 
 /** A provider's `param` or code as the client is shown it; null when it names nothing. */

@@ -76,7 +76,7 @@ export async function streamCompletion(
     // attempt is recorded and the message can name who answered.
     if (endsInError(first)) {
       await events.next()
-      throw endedInError(reply.answeredBy?.(), false)
+      throw endedInError(reply.answeredBy?.(), false, providerFinishReason(first))
     }
   } catch (error) {
     const shaped = sendError(ctx, res, reply.failedBeforeFirstEvent?.(error) ?? error)
@@ -188,10 +188,14 @@ export async function streamCompletion(
   })
   try {
     let endedBadly = false
+    /** The provider's own finish reason of an answer that ended in an error. */
+    let badReason: string | undefined
     for (let next = first; !next.done; next = await events.next()) {
       // Not encoded (no finish_reason, no usage chunk): read on to the end, as above.
-      if (endsInError(next)) endedBadly = true
-      else {
+      if (endsInError(next)) {
+        endedBadly = true
+        badReason = providerFinishReason(next)
+      } else {
         if (!tokenSeen && isToken(next.value)) {
           tokenSeen = true
           if (scope !== undefined) {
@@ -201,7 +205,7 @@ export async function streamCompletion(
         for (const chunk of encoder.encode(next.value)) await write(openAISseData(chunk))
       }
     }
-    if (endedBadly) throw endedInError(reply.answeredBy?.(), true)
+    if (endedBadly) throw endedInError(reply.answeredBy?.(), true, badReason)
     await write(OPENAI_SSE_DONE)
   } catch (error) {
     const shaped = ctx.redact(errorReply(error))
@@ -243,6 +247,11 @@ function isToken(event: StreamEvent): boolean {
 /** The provider's `finish` said the answer ended in an error (see `endedInError`). */
 function endsInError(next: IteratorResult<StreamEvent>): boolean {
   return !next.done && next.value.type === 'finish' && next.value.finishReason === 'error'
+}
+
+/** The provider's own word for a finish (`insufficient_system_resource`, `MALFORMED_FUNCTION_CALL`). */
+function providerFinishReason(next: IteratorResult<StreamEvent>): string | undefined {
+  return !next.done && next.value.type === 'finish' ? next.value.providerFinishReason : undefined
 }
 
 /**
