@@ -1,16 +1,34 @@
 import { sentAnyway } from '../config/replacedHeaders.js'
 
 /**
+ * Headers whose values the providers document as public settings, never a
+ * credential: Anthropic's `anthropic-beta` (feature names such as
+ * `context-1m-2025-08-07`), OpenAI's `OpenAI-Beta`, and OpenRouter's app
+ * attribution, `HTTP-Referer` and `X-Title` (shown on its public
+ * rankings). Scrubbed like keys, Anthropic's 400 for a beta it does not
+ * know ("Unexpected value(s) `…` for the `anthropic-beta` header") reached
+ * the client and the log as `[redacted]`: every request refused, and the
+ * value at fault hidden from the operator who set it; and an app's title,
+ * often a plain word, was cut out of every log line and error holding it.
+ */
+const PUBLIC_HEADERS: ReadonlySet<string> = new Set([
+  'anthropic-beta',
+  'openai-beta',
+  'http-referer',
+  'x-title',
+])
+
+/**
  * A provider's configured header values to scrub from log lines and error
  * bodies, as its keys are: every one but a value the gateway sends in that
  * header anyway (`sentAnyway`: `content-type: application/json`,
  * `accept-encoding: identity`, Anthropic's `anthropic-version:
  * 2023-06-01`), which the config takes because Anthropic's documented curl
- * headers are copied so. Such a value is a protocol constant, no secret:
- * scrubbed, every text holding it lost it, the gateway's own guidance too
- * (`Content-Type: [redacted]` in the 400 for a body of another type), and a
- * provider's message naming the version or the media type reached the
- * client and the log with holes in it.
+ * headers are copied so, and a public setting's (`PUBLIC_HEADERS`). Such a
+ * value is a protocol constant, no secret: scrubbed, every text holding it
+ * lost it, the gateway's own guidance too (`Content-Type: [redacted]` in
+ * the 400 for a body of another type), and a provider's message naming the
+ * version or the media type reached the client and the log with holes in it.
  */
 export function secretHeaderValues(provider: {
   dialect: string
@@ -20,6 +38,7 @@ export function secretHeaderValues(provider: {
   if (headers === undefined) return []
   const secrets: string[] = []
   for (const [header, value] of Object.entries(headers)) {
+    if (PUBLIC_HEADERS.has(header.toLowerCase())) continue
     if (!sentAnyway(dialect, header, value)) secrets.push(value)
   }
   return secrets
