@@ -26,8 +26,15 @@ export interface OpenAICompatibleOptions extends AdapterOptions {
    * Ollama: `ThinkingBlock.field`), else as `reasoning_content`;
    * `'reasoning'` or `'reasoning_content'` names it for every turn (a vLLM
    * after another provider's turn; Kimi, which reads only
-   * `reasoning_content`, after a vLLM's). Never both. Default `false`: chat
-   * completions has no thinking field, and older reasoners refuse it.
+   * `reasoning_content`, after a vLLM's). Never both. `false`: nothing is
+   * sent back. Default: `false`, but on dialect `'deepseek'`, whose thinking
+   * mode (on by default for its current models) answers 400 "Missing
+   * `reasoning_content` field in the assistant message at message index N"
+   * for a turn of a tool loop sent without it: there every assistant turn
+   * of a user turn in which the model called tools (the answer after the
+   * results too) carries its thinking as `reasoning_content` (`""` when it
+   * had none), and no other turn does (DeepSeek ignores those, and R1,
+   * which refused the field, made no tool calls).
    */
   replayThinking?: boolean | 'reasoning' | 'reasoning_content' | undefined
 }
@@ -87,6 +94,18 @@ type ReplayName = 'reasoning' | 'reasoning_content' | 'field'
  * is none of the four was refused by no one: `'yes'` replayed, as `true`.
  */
 function replayHook(dialect: string, replay: unknown): BodyHook | undefined {
+  // DeepSeek's thinking mode refuses a tool-call turn without its
+  // `reasoning_content` (400 "Missing `reasoning_content` field in the
+  // assistant message at message index N", api-docs.deepseek.com/guides/
+  // thinking_mode#tool-calls); off by default, every runTurns tool loop
+  // against deepseek-reasoner or deepseek-v4-* failed on its second turn.
+  if (replay === undefined && dialect === 'deepseek') {
+    return replayThinking('reasoning_content', {
+      refuseLoneSurrogates: true,
+      onlyToolLoops: true,
+      emptyInToolLoops: true,
+    })
+  }
   if (replay === undefined || replay === false) return undefined
   if (replay !== true && replay !== 'reasoning' && replay !== 'reasoning_content') {
     throw new TypeError(
@@ -100,7 +119,20 @@ function replayHook(dialect: string, replay: unknown): BodyHook | undefined {
       `openAICompatible: replayThinking 'reasoning' is not read by dialect '${dialect}', which reads reasoning_content (pass true or 'reasoning_content')`,
     )
   }
-  return replayThinking('reasoning_content', dialect === 'deepseek')
+  const deepseek = dialect === 'deepseek'
+  return replayThinking('reasoning_content', {
+    refuseLoneSurrogates: deepseek,
+    emptyInToolLoops: deepseek,
+  })
+}
+
+interface ReplayOptions {
+  /** Refuse a lone surrogate in the text sent (DeepSeek's parser refuses its escape). */
+  refuseLoneSurrogates?: boolean
+  /** Send it only on the assistant turns of a user turn that called tools (`toolTurns`). */
+  onlyToolLoops?: boolean
+  /** Such a turn without thinking text still carries the field, as `""`. */
+  emptyInToolLoops?: boolean
 }
 
 /**
@@ -112,28 +144,74 @@ function replayHook(dialect: string, replay: unknown): BodyHook | undefined {
  * tool loop replayed nothing; both names at once are not sent, as a server
  * may refuse a field it does not know.
  */
-function replayThinking(name: ReplayName, refuseLoneSurrogates = false): BodyHook {
+function replayThinking(name: ReplayName, options: ReplayOptions = {}): BodyHook {
+  const { refuseLoneSurrogates = false, onlyToolLoops = false, emptyInToolLoops = false } = options
   return (body, request: ChatRequest) => {
     const sent = body['messages']
     if (!Array.isArray(sent)) return body
     const thoughts = request.messages.flatMap((m, i) => {
       if (m.role !== 'assistant') return []
-      if (typeof m.content === 'string') return [{ text: '', field: 'reasoning_content' }]
+      if (typeof m.content === 'string') return [{ text: '', field: 'reasoning_content', at: i }]
       const blocks = m.content.filter((b) => b.type === 'thinking')
       const said = blocks.some((b) => b.field === 'reasoning') ? 'reasoning' : 'reasoning_content'
       const text = blocks.map((b) => b.thinking).join('')
-      // DeepSeek's parser refuses a lone surrogate's escape with a 400 that
-      // names no field the caller knows (`refuseLoneSurrogates`, which reads
-      // what the builder sends: this text is added after it, so read here).
-      if (refuseLoneSurrogates) refuseLoneSurrogateIn(text, `messages[${i}].content`, 'DeepSeek')
-      return [{ text, field: name === 'field' ? said : name }]
+      return [{ text, field: name === 'field' ? said : name, at: i }]
     })
+    const inToolTurn = toolTurns(sent)
     let n = 0
-    const messages = sent.map((message: Record<string, unknown>) => {
+    const messages = sent.map((message: Record<string, unknown>, at) => {
       if (message['role'] !== 'assistant') return message
       const thinking = thoughts[n++]
-      return thinking?.text ? { ...message, [thinking.field]: thinking.text } : message
+      const inLoop = inToolTurn[at] === true
+      if (onlyToolLoops && !inLoop) return message
+      if (thinking?.text) {
+        // DeepSeek's parser refuses a lone surrogate's escape with a 400
+        // that names no field the caller knows (`refuseLoneSurrogates`,
+        // which reads what the builder sends: this text is added after it,
+        // so read here, where it is sent).
+        if (refuseLoneSurrogates) {
+          refuseLoneSurrogateIn(thinking.text, `messages[${thinking.at}].content`, 'DeepSeek')
+        }
+        return { ...message, [thinking.field]: thinking.text }
+      }
+      // DeepSeek checks that the field is there, not that it says anything:
+      // its own thinking-mode tool calls come with `reasoning_content: ""`
+      // at times (HKUDS/nanobot#946, Oaklight/llm-rosetta#356), and such a
+      // turn sent back without the field was its 400.
+      if (!inLoop || !emptyInToolLoops) return message
+      return { ...message, [thinking?.field ?? 'reasoning_content']: '' }
     })
     return { ...body, messages }
   }
+}
+
+/**
+ * Which sent messages are assistant turns of a user turn (the messages
+ * between two user messages) in which the model called tools: DeepSeek
+ * wants the thinking of all of them back, the answer after the tool
+ * results included ("between two user messages, if the model performed a
+ * tool call, the intermediate assistant's reasoning_content must … be
+ * passed back", api-docs.deepseek.com/guides/thinking_mode): sent with the
+ * tool-call turns only, the next user turn's request was its 400 too.
+ */
+function toolTurns(sent: Array<Record<string, unknown>>): boolean[] {
+  const marks: boolean[] = new Array(sent.length).fill(false)
+  let start = 0
+  const close = (end: number) => {
+    const slice = sent.slice(start, end)
+    const called = slice.some(
+      (m) =>
+        m['role'] === 'assistant' && Array.isArray(m['tool_calls']) && m['tool_calls'].length > 0,
+    )
+    if (called) {
+      for (let i = start; i < end; i++) marks[i] = sent[i]?.['role'] === 'assistant'
+    }
+  }
+  for (let i = 0; i < sent.length; i++) {
+    if (sent[i]?.['role'] !== 'user') continue
+    close(i)
+    start = i + 1
+  }
+  close(sent.length)
+  return marks
 }

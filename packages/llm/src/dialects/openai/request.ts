@@ -15,10 +15,12 @@ export interface OpenAIRequestOptions {
 
 /**
  * Normalised request → `POST /chat/completions` body. Thinking blocks are
- * not sent: chat completions has no field for them (DeepSeek rejects its own
- * `reasoning_content` when sent back). Streaming asks for usage in the last
- * chunk, which is how cost is known for a streamed answer (the caller's
- * other `stream_options` go with it). `request.extra` (`response_format`,
+ * not sent: chat completions has no field for them (`openAICompatible`'s
+ * `replayThinking` adds them — by default on dialect `deepseek`, to the
+ * turns of a tool loop, which its thinking mode refuses without them).
+ * Streaming asks for usage in the last chunk, which is how cost is known
+ * for a streamed answer (the caller's other `stream_options` go with it).
+ * `request.extra` (`response_format`,
  * `tool_choice`, `seed`, …), message names and tool-call arguments received
  * as text (`rawArguments`) are forwarded unchanged, but for tool settings in
  * a request without tools (`requestToolSettings`).
