@@ -224,6 +224,28 @@ export class Admission {
     // wait on a cooldown a 0 ms wait, retried at once without end (the
     // process spun). Refused here, naming the option; negatives are clamped.
     for (const name of NUMERIC_OPTIONS) checkNumber('Admission', name, options[name])
+    const { latencySamples, latencyPercentile, staggerMs } = options
+    // Infinity put every caller that came while a probe was in flight an
+    // infinite wait away: refused, "no retry helps", as the provider recovered.
+    if (staggerMs !== undefined && staggerMs > MAX_TIMER_MS) {
+      throw optionError('Admission: staggerMs', `a number of ms up to ${MAX_TIMER_MS}`, staggerMs)
+    }
+    // Infinity kept every latency for good: the ring grew with every answer
+    // (each one a sorted insert into all the others), and `neededMs` was the
+    // percentile of the process's whole history — 500 answers in 100 ms
+    // after 20,000 in 5 s still read 5000 ms.
+    if (latencySamples !== undefined && !Number.isFinite(latencySamples)) {
+      throw optionError('Admission: latencySamples', 'a finite number of samples', latencySamples)
+    }
+    // Out of (0, 1] it was replaced by 0.9 without a word: `95`, meant as
+    // p95, ran on p90.
+    if (latencyPercentile !== undefined && !(latencyPercentile > 0 && latencyPercentile <= 1)) {
+      throw optionError(
+        'Admission: latencyPercentile',
+        'a fraction in (0, 1] (0.95 for p95)',
+        latencyPercentile,
+      )
+    }
     const { maxRetryAfterMs = DEFAULT_MAX_RETRY_AFTER_MS } = options
     // Not clamped like the others: Infinity (or a negative read as 0) would
     // quietly bring back — or remove — every hint's cooldown.
@@ -239,13 +261,13 @@ export class Admission {
     this.#clock = clock
     this.#wall = options.wallClock ?? Date.now
     this.#random = options.random ?? Math.random
-    this.#staggerMs = Math.max(0, options.staggerMs ?? 100)
+    this.#staggerMs = Math.max(0, staggerMs ?? 100)
     this.#probeLeaseMs = Math.max(0, options.probeLeaseMs ?? 30_000)
     this.#defaultNeededMs = Math.max(0, options.defaultNeededMs ?? 1000)
     this.#limits = options.limits
     this.#latency = new LatencyTracker({
-      samples: options.latencySamples,
-      percentile: options.latencyPercentile,
+      samples: latencySamples,
+      percentile: latencyPercentile,
     })
     const store = options.store ?? new MemoryCooldownStore({ clock: this.#clock })
     this.#storeIsLocal = store instanceof MemoryCooldownStore

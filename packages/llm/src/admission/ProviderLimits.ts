@@ -531,7 +531,7 @@ export class ProviderLimits {
   ): Promise<CountedDecision> {
     const pair = this.#pairs.get(provider)
     if (!pair) return ADMITTED
-    const remaining = enforcedRemaining(options.deadline ?? currentDeadline())
+    const deadline = options.deadline ?? currentDeadline()
     const neededMs = options.neededMs ?? 0
     const given = pair.tpm ? (typeof tokens === 'function' ? tokens() : tokens) : 0
     // A NaN weight compared false with the limit and was never consumed: the
@@ -554,7 +554,12 @@ export class ProviderLimits {
       limit,
       retryAfterMs,
       retryAtMs: Date.now() + retryAfterMs,
-      fitsDeadline: Number.isFinite(retryAfterMs) && retryAfterMs + neededMs <= remaining,
+      // What is left now, not when the count began: a count that waited
+      // out `redisCommandTimeoutMs` on a frozen Redis said a reset 10 s away
+      // fitted the 9 s left of 11 s, and admission waited for it until the
+      // call's deadline instead of refusing (its fallback at once).
+      fitsDeadline:
+        Number.isFinite(retryAfterMs) && retryAfterMs + neededMs <= enforcedRemaining(deadline),
       ...(reason === undefined ? {} : { reason }),
       roomSeen: seen[limit],
     })
@@ -739,9 +744,10 @@ export class ProviderLimits {
     this.#fallbackUses++
     if (this.#degraded) return
     this.#degraded = true
+    const why = this.#redis?.why()
     warnSafely(
       this.#logger,
-      'hourglass limits: Redis unavailable; limiting on this process alone (limit / instances) until it is back',
+      `hourglass limits: Redis unavailable${why === undefined ? '' : ` (${why})`}; limiting on this process alone (limit / instances) until it is back`,
     )
   }
 }

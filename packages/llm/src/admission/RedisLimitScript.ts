@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto'
-import type { Clock } from '@hourglass/core'
+import { type Clock, cutText, messageOf } from '@hourglass/core'
 import { answeredWithin } from './answeredWithin.js'
 import { firstConnection, stillFirstConnecting } from './firstConnection.js'
 
@@ -80,6 +80,8 @@ export class RedisLimitScript {
   #giveBackTo: number | undefined
   /** Where the next count tells when its window ends (`countInto`), taken by the next `rlflxIncr`. */
   #countInto: WindowEnd | undefined
+  /** What the last failed command failed with (`why`). */
+  #lastFailure: string | undefined
 
   constructor(
     client: RedisLimitClient,
@@ -196,8 +198,27 @@ export class RedisLimitScript {
     } catch (error) {
       this.#failures++
       this.#retryAtMs = this.#clock.now() + this.#backoffMs
+      this.#lastFailure = messageOf(error)
       throw error
     }
+  }
+
+  /**
+   * Why counts are made locally, for the warning that says so: the client's
+   * state when it is not connected (read without `status`'s bookkeeping),
+   * else what the last command failed with — a read-only replica after a
+   * failover, an ACL without `EVALSHA`, a command timeout —, on one line of
+   * at most 200 characters. Said only "Redis unavailable", a fleet whose
+   * Redis was up, reachable and refusing every count ran on its local
+   * shares for good with nothing in the log to say why.
+   */
+  why(): string | undefined {
+    const status = this.#client.status
+    const reason =
+      status !== undefined && status !== 'ready' && !stillFirstConnecting(status, this.#wasReady)
+        ? `the client is ${status}`
+        : this.#lastFailure
+    return reason === undefined ? undefined : cutText(reason.replace(/\s+/g, ' ').trim(), 200)
   }
 
   async #run(args: readonly string[]): Promise<unknown> {

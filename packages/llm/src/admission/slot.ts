@@ -1,5 +1,6 @@
 import { errorKindTraits } from '../errors/errorKinds.js'
 import { limitKindOf } from '../errors/limitKindOf.js'
+import { serverHintMs } from '../retry/maxRetryAfter.js'
 import type { CooldownScope, NormalizedError, RateLimitedBy } from '../types.js'
 
 /**
@@ -191,7 +192,10 @@ export function classify(outcome: AdmissionOutcome): Verdict {
   const { kind, retryAfterMs } = outcome.error
   const signal = errorKindTraits(kind).limit
   if (signal === 'retire') return 'retire'
-  if (signal === 'quota') return retryAfterMs === undefined ? 'retire' : 'cooldown'
+  // A wait that is no wait (NaN, a negative: `serverHintMs`, as the cooldown
+  // reads it) is none: read as one, a quota gone for good was cooled for a
+  // backoff step and probed again, a request spent on it, without end.
+  if (signal === 'quota') return serverHintMs(retryAfterMs) === undefined ? 'retire' : 'cooldown'
   // The retry path's own test: a 429/503/529 labelled a server error is a
   // limit to both, and a refusal of the request on such a status to neither.
   if (limitKindOf(outcome.error) !== undefined) return 'cooldown'
