@@ -2,12 +2,15 @@ import { type ChildProcess, spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { readFileSync } from 'node:fs'
 import { createServer } from 'node:net'
-import { refuseUnknownOptions } from '@hourglass/core'
+import { MAX_TIMER_MS, optionError, refuseUnknownOptions } from '@hourglass/core'
 
 export interface StartRedisOptions {
   /** The server binary. Default `redis-server` (found on PATH). */
   binary?: string | undefined
-  /** Time allowed for the server to say it is ready, in ms. Default 10 000. */
+  /**
+   * Time allowed for the server to say it is ready, in ms: above 0,
+   * `Infinity` = until it says so or exits. Default 10 000.
+   */
   readyTimeoutMs?: number | undefined
 }
 
@@ -107,6 +110,17 @@ export async function startRedis(options: StartRedisOptions = {}): Promise<Redis
   refuseUnknownOptions(options, OPTION_NAMES, 'startRedis()')
   const binary = options.binary ?? 'redis-server'
   const readyTimeoutMs = options.readyTimeoutMs ?? 10_000
+  // Handed to setTimeout as it was, 0, -1 or NaN failed every try at once
+  // and `Infinity` (meant as "as long as it takes") or 3e9 overflowed to
+  // 1 ms: five servers spawned and killed, "redis-server … not ready after
+  // Infinity ms" blamed on Redis — or, when one beat the 1 ms, a start.
+  if (typeof readyTimeoutMs !== 'number' || !(readyTimeoutMs > 0)) {
+    throw optionError(
+      'startRedis: readyTimeoutMs',
+      'a number of ms above 0 (Infinity = none)',
+      readyTimeoutMs,
+    )
+  }
   // A port picked by the kernel can be taken again before redis binds it; try a few.
   let lastError: unknown
   for (let attempt = 0; attempt < 5; attempt++) {
@@ -210,12 +224,16 @@ function spawnReady(binary: string, port: number, readyTimeoutMs: number): Promi
         ),
       )
     const onError = (error: Error) => settle(error)
-    const timer = setTimeout(
-      () => settle(new Error(`redis-server on port ${port} not ready after ${readyTimeoutMs} ms`)),
-      readyTimeoutMs,
-    )
+    // None for Infinity; a longer wait than a Node timer's reach is cut to it (else it fires at 1 ms).
+    const timer = Number.isFinite(readyTimeoutMs)
+      ? setTimeout(
+          () =>
+            settle(new Error(`redis-server on port ${port} not ready after ${readyTimeoutMs} ms`)),
+          Math.min(readyTimeoutMs, MAX_TIMER_MS),
+        )
+      : undefined
     function settle(error?: Error) {
-      clearTimeout(timer)
+      if (timer !== undefined) clearTimeout(timer)
       child.stdout?.off('data', onData)
       child.off('exit', onExit)
       child.off('error', onError)

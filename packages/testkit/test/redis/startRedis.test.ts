@@ -120,6 +120,49 @@ describe('startRedis options', () => {
   })
 })
 
+describe('startRedis readyTimeoutMs', () => {
+  // Handed to setTimeout as it was: 0, -1 and NaN failed every try at once,
+  // five servers spawned and killed, "redis-server … not ready after NaN ms"
+  // blamed on Redis.
+  it.each([0, -1, Number.NaN])(
+    'refuses %s before spawning anything, a RangeError naming it',
+    async (ms) => {
+      await expect(startRedis({ readyTimeoutMs: ms })).rejects.toThrow(RangeError)
+      await expect(startRedis({ readyTimeoutMs: ms })).rejects.toThrow(
+        /^startRedis: readyTimeoutMs must be a number of ms above 0 \(Infinity = none\), got -?(0|1|NaN)$/,
+      )
+    },
+  )
+
+  it('refuses a string, a TypeError naming it', async () => {
+    await expect(startRedis({ readyTimeoutMs: '5000' as unknown as number })).rejects.toThrow(
+      TypeError,
+    )
+  })
+
+  // Overflowed to a 1 ms timer (Node's TimeoutOverflowWarning): the start
+  // failed "not ready after Infinity ms", unless a server beat the 1 ms.
+  it.skipIf(!available).each([Number.POSITIVE_INFINITY, 3e9])(
+    'waits for the server with %s: it starts, and no timer overflows',
+    async (ms) => {
+      const warnings: string[] = []
+      const onWarning = (warning: Error) => warnings.push(warning.name)
+      process.on('warning', onWarning)
+      let redis: RedisServer | undefined
+      try {
+        redis = await startRedis({ readyTimeoutMs: ms })
+        expect(await send(redis.port, 'PING')).toBe('+PONG')
+        // A process warning is emitted on a later tick.
+        await new Promise((resolve) => setImmediate(resolve))
+        expect(warnings).not.toContain('TimeoutOverflowWarning')
+      } finally {
+        process.off('warning', onWarning)
+        await redis?.stop()
+      }
+    },
+  )
+})
+
 describe('redisAvailable', () => {
   it('is false for a binary that does not exist, outside CI', () => {
     vi.stubEnv('CI', '')
