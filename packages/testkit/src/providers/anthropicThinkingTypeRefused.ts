@@ -15,6 +15,11 @@ import type { ErrorReply } from './types.js'
  *   LiteLLM-on-Bedrock reports; the tags that came since follow them), or,
  *   with no `type`, "Unable to extract tag using discriminator 'type'" (and
  *   a `thinking` that is no object, `"adaptive"`, is no config at all);
+ * - `enabled` or `adaptive` on a model that does not think at all — Claude
+ *   3 Opus, Sonnet and Haiku, 3.5 Sonnet and Haiku: thinking came with 3.7
+ *   Sonnet ("'claude-3-5-sonnet-20241022' does not support thinking.", a
+ *   live 400 in anthropics/claude-code#2245; docs.claude.com, "Extended
+ *   thinking", supported models). The fake thought on them;
  * - `adaptive` on the models that think only on a budget — Claude 3.7
  *   Sonnet, Sonnet 4 and 4.5, Opus 4 to 4.5, Haiku 4.5 and every earlier
  *   version: adaptive thinking came with Opus and Sonnet 4.6 (and Mythos
@@ -58,6 +63,9 @@ export function anthropicThinkingTypeRefused(
     )
   }
   const version = claudeVersion(json['model'])
+  if ((type === 'enabled' || type === 'adaptive') && version !== undefined && !thinks(version)) {
+    return anthropicErrors.invalidRequest(`'${String(json['model'])}' does not support thinking.`)
+  }
   if (type === 'adaptive' && version !== undefined && !takesAdaptive(version)) {
     return anthropicErrors.invalidRequest(
       '"thinking.type.adaptive" is not supported for this model. Use "thinking.type.enabled" with budget_tokens.',
@@ -91,6 +99,11 @@ const THINKING_TYPES: readonly string[] = ['enabled', 'disabled', 'adaptive', 'b
 /** Sonnet 5.5 and later Sonnets, which say so when they refuse `disabled`. */
 function takesBetweenTools({ family, major, minor }: ClaudeVersion): boolean {
   return family === 'sonnet' && (major > 5 || (major === 5 && minor >= 5))
+}
+
+/** Claude 3.7 Sonnet and every model since: the first to think. */
+function thinks({ major, minor }: ClaudeVersion): boolean {
+  return major > 3 || (major === 3 && minor >= 7)
 }
 
 /** Opus and Sonnet 4.6 and later, every line from 5 on. */

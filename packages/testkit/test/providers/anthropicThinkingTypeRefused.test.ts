@@ -61,6 +61,30 @@ describe('the Anthropic fake refuses a thinking.type the model does not take', (
     expect(fake?.requests.filter((r) => r.outcome === 'error')).toHaveLength(10)
   })
 
+  it('refuses thinking on the Claude 3 models before 3.7 Sonnet, which do not think', async () => {
+    // The fake answered them thought: a client that turned thinking on for
+    // Claude 3.5 Haiku passed here and met the API's 400.
+    for (const model of [
+      'claude-3-5-haiku-20241022',
+      'claude-3-5-sonnet-20241022',
+      'claude-3-opus-20240229',
+      'claude-3-haiku-20240307',
+      'anthropic.claude-3-5-sonnet-20240620-v1:0',
+    ]) {
+      for (const thinking of [{ type: 'enabled', budget_tokens: 1024 }, { type: 'adaptive' }]) {
+        const { status, json } = await send(model, { thinking })
+        expect(status, model).toBe(400)
+        expect(json.error).toMatchObject({
+          type: 'invalid_request_error',
+          message: `'${model}' does not support thinking.`,
+        })
+      }
+      // Without thinking, or with it turned off, they answer.
+      expect((await send(model, {})).status, model).toBe(200)
+      expect((await send(model, { thinking: { type: 'disabled' } })).status, model).toBe(200)
+    }
+  })
+
   it('answers adaptive thinking, thought, where it is taken — and on a name that says no version', async () => {
     for (const model of [
       'claude-opus-4-6',

@@ -103,13 +103,13 @@ describe('the Anthropic rules that read a Claude version', () => {
 
 const EXPECTED: Record<string, string> = {
   'claude-3-opus-20240229':
-    'always=false forced=false defaults=000 sampling=- prefill=- enabled=- adaptive="thinking.type.adaptive" between="thinking.type.between_t disabled=- disabledXhigh=-',
+    "always=false forced=false defaults=000 sampling=- prefill=- enabled='claude-3-opus-20240229' adaptive='claude-3-opus-20240229' between=\"thinking.type.between_t disabled=- disabledXhigh=-",
   'claude-3-haiku-20240307':
-    'always=false forced=false defaults=000 sampling=- prefill=- enabled=- adaptive="thinking.type.adaptive" between="thinking.type.between_t disabled=- disabledXhigh=-',
+    "always=false forced=false defaults=000 sampling=- prefill=- enabled='claude-3-haiku-20240307 adaptive='claude-3-haiku-20240307 between=\"thinking.type.between_t disabled=- disabledXhigh=-",
   'claude-3-5-sonnet-20241022':
-    'always=false forced=false defaults=000 sampling=- prefill=- enabled=- adaptive="thinking.type.adaptive" between="thinking.type.between_t disabled=- disabledXhigh=-',
+    "always=false forced=false defaults=000 sampling=- prefill=- enabled='claude-3-5-sonnet-20241 adaptive='claude-3-5-sonnet-20241 between=\"thinking.type.between_t disabled=- disabledXhigh=-",
   'claude-3-5-haiku@20241022':
-    'always=false forced=false defaults=000 sampling=- prefill=- enabled=- adaptive="thinking.type.adaptive" between="thinking.type.between_t disabled=- disabledXhigh=-',
+    "always=false forced=false defaults=000 sampling=- prefill=- enabled='claude-3-5-haiku@202410 adaptive='claude-3-5-haiku@202410 between=\"thinking.type.between_t disabled=- disabledXhigh=-",
   'claude-3-7-sonnet-20250219':
     'always=false forced=false defaults=000 sampling=- prefill=- enabled=- adaptive="thinking.type.adaptive" between="thinking.type.between_t disabled=- disabledXhigh=-',
   'claude-3-7-sonnet-latest':
