@@ -174,3 +174,62 @@ process.stdout.write = function (...args) {
     }
   })
 })
+
+describe('hourglass gateway with its stdout on a full disk (`> gateway.log`, ENOSPC)', () => {
+  // Its `listening` line is a notice, not its result: a clean drain exited 1
+  // ("could not write its output") and a supervisor read a failed gateway.
+  it.skipIf(!existsSync('/dev/full'))(
+    'says the lost line on stderr, and a clean stop still exits 0',
+    async () => {
+      assertBuilt()
+      const dir = await mkdtemp(join(tmpdir(), 'hourglass-pipes-'))
+      const full = openSync('/dev/full', 'w')
+      try {
+        const config = join(dir, 'gateway.json')
+        await writeFile(
+          config,
+          JSON.stringify({
+            providers: {
+              p: { dialect: 'openai', baseURL: 'http://127.0.0.1:9/v1', apiKeys: ['k'] },
+            },
+            models: { m: { fallback: [{ provider: 'p', model: 'x' }] } },
+          }),
+        )
+        const port = await freePort()
+        const child = spawn(
+          process.execPath,
+          [hourglassBin, 'gateway', '--config', config, '--port', String(port)],
+          { cwd: repoRoot, stdio: ['ignore', full, 'pipe'] },
+        )
+        let stderr = ''
+        child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk))
+        const exited = new Promise<number | null>((resolve) => child.once('exit', resolve))
+        let alive = true
+        void exited.then(() => (alive = false))
+        const guard = setTimeout(() => child.kill('SIGKILL'), 20_000)
+        try {
+          // Up once it answers: its SIGTERM handler is in place, its line written.
+          while (alive) {
+            const ok = await fetch(`http://127.0.0.1:${port}/healthz`).then(
+              (r) => r.ok,
+              () => false,
+            )
+            if (ok) break
+            await new Promise((resolve) => setTimeout(resolve, 50))
+          }
+          child.kill('SIGTERM')
+          expect(await exited, stderr).toBe(0)
+          expect(stderr).toContain(
+            'hourglass: could not write its output to stdout (ENOSPC): the output is incomplete',
+          )
+          expect(stderr).not.toMatch(/\n\s+at /)
+        } finally {
+          clearTimeout(guard)
+        }
+      } finally {
+        closeSync(full)
+        await rm(dir, { recursive: true, force: true })
+      }
+    },
+  )
+})

@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 import { processIo } from './Command.js'
+import { isServingUntilStopped } from './servesUntilStopped.js'
 import {
   caughtSignalsDelivered,
   holdStartupSignals,
@@ -25,7 +26,9 @@ const { main } = await import('./main.js')
 // Any other failure to write stdout is no reader's choice: `probe --json >
 // report.json` on a full disk (ENOSPC), or an I/O error, loses the output the
 // command exists for. Dropped as silently, it ended in exit 0 and an empty
-// file; it is said in one line on stderr instead, and the exit code is 1.
+// file; it is said in one line on stderr instead, and the exit code is 1 —
+// but for a command that serves until stopped (`servesUntilStopped`), whose
+// lines there are notices: said, and its code stands.
 let stdoutError: Error | undefined
 process.stdout.on('error', (error) => {
   stdoutError ??= error
@@ -58,7 +61,7 @@ process.stdout.write('', (error) => {
   const lost = failure != null && failure.code !== 'EPIPE' ? failure : undefined
   process.stderr.write(
     lost === undefined ? '' : lostOutput(lost),
-    () => void exit(lost !== undefined && code === 0 ? 1 : code),
+    () => void exit(lost !== undefined && code === 0 && !isServingUntilStopped() ? 1 : code),
   )
 })
 

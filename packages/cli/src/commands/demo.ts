@@ -1,6 +1,7 @@
 import type { Command } from '../Command.js'
 import { exitOnStopSignals } from '../exitOnStopSignals.js'
 import { intOption, parseCommandArgs } from '../parseCommandArgs.js'
+import { servesUntilStopped } from '../servesUntilStopped.js'
 import { caughtSignalsDelivered, releaseStartupSignals } from '../startupSignals.js'
 import { UsageError } from '../UsageError.js'
 
@@ -62,6 +63,8 @@ Options:
       import('../demo/serveDemo.js'),
     ])
     if (values.serve) {
+      // Its banner is a notice, not a run's figures: see servesUntilStopped.
+      servesUntilStopped()
       await serveDemo(seed, io)
       return 0
     }

@@ -5,6 +5,7 @@ import { type Command, type Io, isProcessIo } from '../Command.js'
 import { intOption, parseCommandArgs } from '../parseCommandArgs.js'
 import { printable } from '../printable.js'
 import { releaseFifoReaders } from '../releaseFifoReaders.js'
+import { servesUntilStopped } from '../servesUntilStopped.js'
 import {
   caughtSignalsDelivered,
   heldStartupSignal,
@@ -70,6 +71,9 @@ A flag wins over its environment variable.
       io.stdout(gatewayCommand.help)
       return 0
     }
+    // Its `listening` line is a notice: a stdout that cannot take it does
+    // not make a clean drain exit 1 (its help, above, is the output).
+    servesUntilStopped()
     // `--config "$CONFIG"` with CONFIG unset: named as the empty flag it is,
     // not as a file called '' that cannot be read.
     if (values.config !== undefined && values.config.trim() === '') {
