@@ -9,9 +9,14 @@ import { fakeProvider, fallback, type Harness, startHarness } from './support/ha
  * with them configured the gateway's own 400 told a client to send
  * `Content-Type: [redacted]`, and a provider's message naming the media
  * type or the API version reached the client and the log with holes in it.
- * A header value that is no such constant is still scrubbed.
+ * Nor are the values of headers the providers document as public settings
+ * (`anthropic-beta`, `OpenAI-Beta`, OpenRouter's `HTTP-Referer` and
+ * `X-Title`): Anthropic refuses a beta name it does not know in a 400 that
+ * quotes it, and scrubbed, the operator saw every request refused over
+ * "`[redacted]`", the one value to fix hidden. A header value that is
+ * neither is still scrubbed.
  */
-describe('header values the gateway sends anyway are not scrubbed as secrets', () => {
+describe('header values the gateway sends anyway, and public settings, are not scrubbed as secrets', () => {
   let harness: Harness
   let fake: Awaited<ReturnType<typeof fakeProvider>>['fake']
   beforeAll(async () => {
@@ -19,6 +24,8 @@ describe('header values the gateway sends anyway are not scrubbed as secrets', (
       headers: {
         'anthropic-version': '2023-06-01',
         'Content-Type': 'application/json',
+        'anthropic-beta': 'context-1m-2099-01-01',
+        'X-Title': 'Acme Chat',
         'x-proxy-token': 'proxy-secret-42',
       },
     })
@@ -65,5 +72,27 @@ describe('header values the gateway sends anyway are not scrubbed as secrets', (
     expect(attempt?.['providerMessage']).toBe(
       'content: expected application/json as of 2023-06-01, got [redacted]',
     )
+  })
+
+  it("Anthropic's 400 naming an unknown beta reaches the client and the log with the beta's name", async () => {
+    fake.enqueue(
+      anthropicErrors.invalidRequest(
+        'Unexpected value(s) `context-1m-2099-01-01` for the `anthropic-beta` header (Acme Chat, proxy-secret-42).',
+      ),
+    )
+    const res = await fetch(`${harness.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'hi' }] }),
+    })
+    expect(res.status).toBe(400)
+    const expected =
+      'Unexpected value(s) `context-1m-2099-01-01` for the `anthropic-beta` header (Acme Chat, [redacted]).'
+    const { error } = (await res.json()) as { error: { message: string } }
+    expect(error.message).toBe(`claude: ${expected}`)
+    const attempt = harness.logs.findLast((l) => l.event === 'attempt')
+    expect(attempt?.['providerMessage']).toBe(expected)
+    // The headers went out as configured.
+    expect(fake.requests.at(-1)?.headers['anthropic-beta']).toBe('context-1m-2099-01-01')
   })
 })
