@@ -11,8 +11,9 @@ const DIALECTS: ProviderDialect[] = ['openai', 'deepseek', 'anthropic', 'gemini'
 /**
  * The usual chat loop: the answer's message is pushed back into `messages`
  * as the client got it. A reasoning answer carries `reasoning_content`; the
- * gateway must take it back, and send it to no provider (DeepSeek refuses it
- * in a request).
+ * gateway must take it back, and send it to no provider on a plain turn —
+ * but to DeepSeek in a tool loop, whose thinking mode answers 400 to such a
+ * turn without it.
  */
 describe('an assistant message sent back with its reasoning_content', () => {
   let fakes: FakeProvider[] = []
@@ -73,6 +74,37 @@ describe('an assistant message sent back with its reasoning_content', () => {
       expect(sent, dialect).not.toContain('secret chain of thought')
       expect(sent, dialect).not.toContain('reasoning_content')
     }
+  })
+
+  it('goes back to DeepSeek on a tool loop\'s turns as the client sent it, not as ""', async () => {
+    const { fake, entry } = await fakeProvider('deepseek', ['key-deepseek'])
+    fakes.push(fake)
+    harness = await startHarness({
+      providers: { d: entry },
+      models: { m: fallback(['d', 'deepseek-reasoner']) },
+    })
+    fake.enqueue(reply.text('4 °C'))
+    const answer = await harness.client.chat.completions.create({
+      model: 'm',
+      messages: [
+        { role: 'user', content: 'Weather in Oslo?' },
+        {
+          role: 'assistant',
+          content: null,
+          tool_calls: [
+            { id: 'call_1', type: 'function', function: { name: 'weather', arguments: '{}' } },
+          ],
+          reasoning_content: 'I need the weather tool for Oslo',
+        } as OpenAI.ChatCompletionAssistantMessageParam,
+        { role: 'tool', tool_call_id: 'call_1', content: '4 °C' },
+      ],
+      tools: [{ type: 'function', function: { name: 'weather', parameters: { type: 'object' } } }],
+    })
+    expect(answer.choices[0]?.message.content).toBe('4 °C')
+    const sent = fake.requests.at(-1)?.body as { messages: Array<Record<string, unknown>> }
+    // Before: dropped by the gateway, then sent as "" (llm's default for a
+    // turn without thinking), the model's own reasoning replaced by nothing.
+    expect(sent.messages[1]?.['reasoning_content']).toBe('I need the weather tool for Oslo')
   })
 
   it('null is accepted too; anything else is a 400 naming it, with nothing sent', async () => {

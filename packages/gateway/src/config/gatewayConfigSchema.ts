@@ -246,17 +246,7 @@ export function gatewayConfigSchema(env: Env) {
           max529Retries: count.default(1),
           priority: oneOf(['foreground', 'background']).default('foreground'),
           defaultMaxTokens: z.number().int().min(1).default(4096),
-          // Not 0: read as "no budget", as the ms options' 0 is, it refused
-          // every request, 402 `budget_exceeded` blaming the request ("would
-          // exceed its cost budget; nothing was sent", `x-should-retry:
-          // false`). Leaving the field out is no budget.
-          maxCostUsdPerRequest: z
-            .number('expected an amount in USD')
-            .gt(
-              0,
-              'expected an amount above 0 USD: a budget of 0 refuses every request (leave the field out for no cost budget)',
-            )
-            .optional(),
+          maxCostUsdPerRequest: z.number().min(0).optional(),
           /**
            * Streams: the longest an attempt waits for its first token, in ms,
            * before it is a `timeout` and the next model is asked. Default 0 =

@@ -198,10 +198,11 @@ const message = z.discriminatedUnion(
           max: [MAX_ANNOTATIONS],
         }).nullish(),
         // The answer's thinking (DeepSeek's spelling). Accepted so the answer
-        // can be pushed back as it came, and sent to no provider: llm's
-        // OpenAI-compatible requests carry no thinking (DeepSeek's reasoner
-        // refused it sent back), and Anthropic's would need the signature the
-        // OpenAI shape has no place for (README, "Request fields").
+        // can be pushed back as it came; an unsigned thinking block of the
+        // turn (parseChatRequest), which llm sends back only where a provider
+        // wants it (DeepSeek's thinking mode, a tool loop's turns): Anthropic's
+        // would need the signature the OpenAI shape has no place for (README,
+        // "Request fields").
         reasoning_content: z.string({ error: 'expected a string or null' }).nullish(),
         // `.parse()`'s parsed content, and `null` on every message of
         // `.stream()`'s finalMessage(): `content` holds what was parsed.

@@ -204,7 +204,17 @@ function toMessage(m: ChatRequestBody['messages'][number], path: string): Messag
       fromParts === '' || field === '' || field === fromParts
         ? fromParts || field
         : `${fromParts}\n${field}`
-    const blocks: Block[] = texts
+    // Its thinking (`reasoning_content`, the gateway's own answer's) as an
+    // unsigned thinking block, first, as the model wrote it: llm sends it
+    // back where a provider wants it (DeepSeek's thinking mode, in a tool
+    // loop's turns), and Anthropic and Gemini, which take only signed
+    // thinking, leave it out. Dropped here, DeepSeek's tool loops got a
+    // 400, and then (llm sending `""` for a turn that had none) an empty
+    // reasoning in place of the model's own.
+    const blocks: Block[] =
+      typeof m.reasoning_content === 'string' && m.reasoning_content !== ''
+        ? [{ type: 'thinking', thinking: m.reasoning_content }, ...texts]
+        : texts
     // A refused answer pushed back as it came (`content: null`, its text in
     // `refusal`): the model's turn, marked as the refusal it was.
     if (refusal !== '') blocks.push({ type: 'text', text: refusal, refusal: true })
@@ -226,7 +236,6 @@ function toMessage(m: ChatRequestBody['messages'][number], path: string): Messag
         rawArguments: written,
       })
     })
-    // Its `reasoning_content` stays here: no provider takes it back (chatRequestSchema.ts).
     const assistant: Message = { role: 'assistant', content: blocks }
     if (m.name != null) assistant.name = m.name
     return assistant
