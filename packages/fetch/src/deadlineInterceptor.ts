@@ -75,8 +75,10 @@ type Opts = Dispatcher.DispatchOptions &
  * default too: the phase limits only narrow them).
  * Propagates the deadline header, bounds the headers and body phases (the
  * connector bounds DNS and connect), and retries on evidence — only bodies
- * that can be sent twice (none, a string, bytes, a Blob, a FormData: `isBodyReplayable`) — through the same retry loop
- * as `createFetch` (`OutboundCall`).
+ * that can be sent twice (none, a string, bytes, a Blob, a FormData:
+ * `isBodyReplayable`), and after a connect refused at once a stream nothing
+ * has read yet (`isBodyUnread`) — through the same retry loop as
+ * `createFetch` (`OutboundCall`).
  */
 export function deadlineInterceptor(
   options: EgressOptions = {},
@@ -133,7 +135,11 @@ export function interceptorFor(config: ResolvedOptions): Dispatcher.DispatcherCo
     }
     // Read by every attempt: a one-shot iterator of headers is read once, here.
     const headers = rereadableHeaders(opts.headers)
-    const own = headers === opts.headers ? opts : (Object.assign({}, opts, { headers }) as Opts)
+    const body = watchedBody(opts.body)
+    const own =
+      headers === opts.headers && body === opts.body
+        ? opts
+        : (Object.assign({}, opts, { headers, body }) as Opts)
     new DispatchCall(config, dispatch, own, handler).start()
     return true
   }
@@ -333,19 +339,58 @@ function narrower(own: number, given: unknown): number {
 }
 
 /**
- * A stream body undici has not begun to read: a Node stream never read from
- * nor destroyed, a web stream not locked, an async iterable (a generator:
- * nothing tells, but undici starts it only once connected, and the one rule
- * that asks — a refused connect, once — comes before any connection).
+ * A stream body nothing has begun to read: a Node stream or a web stream
+ * not disturbed (`Readable.isDisturbed` reads both: a web stream read to its
+ * end by `for await` is unlocked again, not undisturbed), nor destroyed or
+ * locked; an async iterable that no one has begun (`WatchedIterable`).
+ * Asked when a connect was refused: a layer beneath (undici's redirect
+ * interceptor) may have sent the body on an earlier hop before the hop
+ * that was refused, so "refused" alone does not say nothing was read.
  */
 function isBodyUnread(body: unknown): boolean {
+  if (body instanceof WatchedIterable) return !body.began
   if (typeof body !== 'object' || body === null) return false
   const stream = body as { pipe?: unknown; on?: unknown; destroyed?: unknown; locked?: unknown }
   if (typeof stream.pipe === 'function' && typeof stream.on === 'function') {
     return stream.destroyed !== true && !Readable.isDisturbed(body as Readable)
   }
-  if (typeof stream.locked === 'boolean') return !stream.locked
-  return Symbol.asyncIterator in body
+  if (typeof stream.locked === 'boolean') {
+    return !stream.locked && !Readable.isDisturbed(body as unknown as Readable)
+  }
+  return false
+}
+
+/**
+ * An async iterable body (a generator; undici's fetch hands its dispatcher
+ * one), marked when it is begun: nothing else tells whether one was read.
+ * Node and web streams are not wrapped (they say so themselves), nor is
+ * anything else.
+ */
+class WatchedIterable implements AsyncIterable<unknown> {
+  began = false
+  readonly #source: AsyncIterable<unknown>
+  constructor(source: AsyncIterable<unknown>) {
+    this.#source = source
+  }
+  [Symbol.asyncIterator](): AsyncIterator<unknown> {
+    this.began = true
+    return this.#source[Symbol.asyncIterator]()
+  }
+}
+
+/** `body`, an async iterable that is no stream watched (`WatchedIterable`). */
+function watchedBody(body: Opts['body']): Opts['body'] {
+  if (typeof body !== 'object' || body === null) return body
+  const like = body as {
+    pipe?: unknown
+    on?: unknown
+    locked?: unknown
+    [Symbol.asyncIterator]?: unknown
+  }
+  if (typeof like[Symbol.asyncIterator] !== 'function') return body
+  if (typeof like.pipe === 'function' && typeof like.on === 'function') return body
+  if (typeof like.locked === 'boolean') return body
+  return new WatchedIterable(body as AsyncIterable<unknown>) as unknown as Opts['body']
 }
 
 /** undici also takes an EventEmitter as `signal`; only an AbortSignal is listened to here. */

@@ -3,7 +3,7 @@ import { createServer, type Server } from 'node:http'
 import type { AddressInfo, LookupFunction } from 'node:net'
 import { Readable } from 'node:stream'
 import { type Clock, systemClock } from '@hourglass/core'
-import { Agent, request, fetch as undiciFetch } from 'undici'
+import { Agent, interceptors, request, fetch as undiciFetch } from 'undici'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createConnector, deadlineInterceptor } from '../src/index.js'
 import { useCleanup } from './support/useCleanup.js'
@@ -20,6 +20,8 @@ import { useCleanup } from './support/useCleanup.js'
 const cleanup = useCleanup()
 let server: Server
 let port: number
+/** What the server received, `<path> <body>` a request. */
+const received: string[] = []
 beforeAll(async () => {
   server = createServer((req, res) => {
     let text = ''
@@ -27,7 +29,13 @@ beforeAll(async () => {
     req.on('data', (chunk: string) => {
       text += chunk
     })
-    req.on('end', () => res.end(`got ${text}`))
+    req.on('end', () => {
+      received.push(`${req.url} ${text}`)
+      // Read, then sent on to a host whose connect is refused at once.
+      if (req.url === '/redir') {
+        res.writeHead(307, { location: `http://refused.test:${port}/` }).end()
+      } else res.end(`got ${text}`)
+    })
   })
   server.listen(0, '127.0.0.1')
   await once(server, 'listening')
@@ -106,6 +114,42 @@ describe('deadlineInterceptor: what stays as it was', () => {
     expect(error).toMatchObject({ code: 'CONNECT_FAILED' })
     expect(events.skipped).toMatchObject([{ attempt: 2, why: 'already-retried' }])
     expect(body.destroyed).toBe(true)
+  })
+
+  it('a body a redirect beneath us sent on an earlier hop is not sent again, generator or web stream', async () => {
+    // undici's redirect interceptor composed inside ours: the first hop is
+    // sent (the body read whole), the second's connect is refused at once.
+    // Taken as unread, the generator's (or the web stream's) nothing was
+    // sent again, empty, and the caller got a 200 for an empty POST.
+    const lookup: LookupFunction = (host, _o, callback) =>
+      callback(null, host === 'refused.test' ? '127.0.0.2' : '127.0.0.1', 4)
+    for (const [name, body] of [
+      [
+        'generator',
+        (async function* () {
+          yield Buffer.from('gen')
+        })(),
+      ],
+      ['web stream', new Blob(['web']).stream()],
+    ] as const) {
+      received.length = 0
+      const events = cleanup.record()
+      const agent = cleanup.keep(new Agent({ connect: createConnector({ lookup }) }))
+      const dispatcher = agent.compose(
+        interceptors.redirect({ maxRedirections: 2 }),
+        deadlineInterceptor({ clock: frozen }),
+      )
+      const error = await request(`http://svc.test:${port}/redir`, {
+        dispatcher,
+        method: 'POST',
+        body: body as unknown as Readable,
+      }).catch((e: unknown) => e)
+      expect({ error, received, skipped: events.skipped }, name).toMatchObject({
+        error: { code: 'CONNECT_FAILED' },
+        received: [`/redir ${name === 'generator' ? 'gen' : 'web'}`],
+        skipped: [{ attempt: 1, why: 'body-not-replayable' }],
+      })
+    }
   })
 
   it('a Node stream already read from is not sent again (body-not-replayable)', async () => {
