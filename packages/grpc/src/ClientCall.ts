@@ -33,6 +33,7 @@ import type { ResolvedClientOptions } from './clientOptions.js'
 import { type Turn, thisTurn } from './eventLoopTurn.js'
 import { withoutForwardedDeadlines, withoutForwardedGrpcTimeout } from './forwardedDeadlines.js'
 import { withReason } from './fromGrpcError.js'
+import { outsideCallersContext } from './outsideCallersContext.js'
 import { isReleased } from './releasedDeadline.js'
 import { isUnboundedStream } from './unboundedStream.js'
 
@@ -216,7 +217,7 @@ export class ClientCall {
     const parentOverAtCreation = callOptions.parent?.cancelled === true
     const made = (): NextCallResult => {
       if (below === undefined) {
-        below = nextCall(nextOptions)
+        below = outsideCallersContext(() => nextCall(nextOptions))
         this.#next = below
       }
       return below
@@ -309,11 +310,13 @@ export class ClientCall {
           this.#ended = true
           start(metadata, {})
           queueMicrotask(() =>
-            listener.onReceiveStatus({
-              code: status.UNAVAILABLE,
-              details: `not sent: ${messageOf(error)}`,
-              metadata: new Metadata(),
-            }),
+            this.#inCallersContext(() =>
+              listener.onReceiveStatus({
+                code: status.UNAVAILABLE,
+                details: `not sent: ${messageOf(error)}`,
+                metadata: new Metadata(),
+              }),
+            ),
           )
           return
         }
@@ -408,7 +411,9 @@ export class ClientCall {
         const pending = this.#pendingWrites
         const once = () => {
           if (!pending.delete(once)) return
-          written()
+          // In the caller's context (see #inCallersContext): grpc-js completes
+          // a write from the call's HTTP/2 stream, made outside it.
+          this.#inCallersContext(written)
         }
         pending.add(once)
         made().sendMessageWithContext({ ...context, callback: once }, message)
@@ -490,10 +495,15 @@ export class ClientCall {
       code === status.DEADLINE_EXCEEDED
         ? `not sent, no budget left: ${messageOf(reason)}`
         : `not sent, the caller's deadline was cancelled: ${messageOf(reason)}`
-    queueMicrotask(() => {
-      this.#publishEnd(code, 'refused')
-      listener.onReceiveStatus(withReason({ code, details, metadata: new Metadata() }, reason))
-    })
+    // In the caller's context (see #inCallersContext): an interceptor before
+    // ours that held start lets it go from its own (a token fetch shared by
+    // the calls waiting on it: the first caller's), not this caller's.
+    queueMicrotask(() =>
+      this.#inCallersContext(() => {
+        this.#publishEnd(code, 'refused')
+        listener.onReceiveStatus(withReason({ code, details, metadata: new Metadata() }, reason))
+      }),
+    )
   }
 
   /** `client-start` for a call that is not sent: no budget, no header. */
@@ -521,7 +531,9 @@ export class ClientCall {
     next(metadata, {})
     this.#publishRefusedStart()
     this.#ended = true
-    queueMicrotask(() => listener.onReceiveStatus(this.#end(cancelled)))
+    queueMicrotask(() =>
+      this.#inCallersContext(() => listener.onReceiveStatus(this.#end(cancelled))),
+    )
   }
 
   /** The caller's metadata plus what is left now, on a copy (a Metadata may be shared by calls). */
