@@ -272,8 +272,40 @@ export function withDeadline<
         '@hourglass/bullmq: withDeadline() runs in the worker’s own process only — a sandboxed processor (a processor file) has no Redis connection to read the job’s deadline through: wrap the processor function given to new Worker() instead',
       )
     }
-    const client = await scriptClientOf(backend)
-    const sample = await readRedisTime(client, `${job.queueQualifiedName}:meta`, clock)
+    // A lost lock: BullMQ may give the job to another worker, and aborts no
+    // signal for it (only cancelJob does). Stopped here, this attempt does
+    // not run the job a second time beside it. Even under an observe-only
+    // deadline: this is no deadline's enforcement.
+    // So is a force close of the worker under the attempt (`close(true)`):
+    // it renews no lock and records nothing of the attempt, and the stall
+    // check gives the job to another worker.
+    // Watched from before the clock is read: the worker reports a lost lock
+    // once, and one reported during that round trip (a renewal sent before
+    // the reading is answered first) was never heard — the attempt ran with
+    // a live signal beside the worker the stall check gave the job to. Told
+    // before the deadline exists, it is kept for it.
+    // Outside the context of whatever told it (the worker's lock renewal
+    // timer, a `close()` caller's request), as the deadline's own expiry: the
+    // signal's `abort` listeners ran under the request that made the worker.
+    let deadline: Deadline | undefined
+    let lockLost: JobLockLostError | undefined
+    const unwatch = onLockLost(job, (why) =>
+      runOutsideContext(() => {
+        const lost = new JobLockLostError({ jobId: job.id ?? '', queue: job.queueName, why })
+        if (deadline) deadline.cancel(lost)
+        else lockLost ??= lost
+      }),
+    )
+    let sample: Awaited<ReturnType<typeof readRedisTime>>
+    try {
+      const client = await scriptClientOf(backend)
+      sample = await readRedisTime(client, `${job.queueQualifiedName}:meta`, clock)
+    } catch (error) {
+      // Nothing runs: the watch ends here (and on the expiry below), as the
+      // attempt's own `finally` ends it for an attempt that ran.
+      unwatch()
+      throw error
+    }
     // An honest job never has more left than it was added with (the producer
     // rounds both down). More means a bad expiry — a foreign producer's unit
     // slip, a Redis clock stepped back, a hand edit — that would otherwise
@@ -321,6 +353,7 @@ export function withDeadline<
         outcome: 'expired',
       }))
       if (!stored.observe) {
+        unwatch()
         counts.expired++
         throw new JobDeadlineExceededError({
           stage: 'queued',
@@ -334,29 +367,15 @@ export function withDeadline<
       }
     }
 
-    const deadline = Deadline.after(remaining, { clock, observe: stored.observe === true })
+    deadline = Deadline.after(remaining, { clock, observe: stored.observe === true })
     // BullMQ's own signal (`worker.cancelJob()`) cancels it outside the
-    // canceller's context, as the lost lock below: followed through the
+    // canceller's context, as the lost lock above: followed through the
     // `signal` option, its abort listeners ran under the request of the
     // admin call that cancelled the job (its id, its deadline).
     const onCancel = signal && (() => runOutsideContext(() => deadline.cancel(signal.reason)))
     if (signal?.aborted) deadline.cancel(signal.reason)
     else if (signal && onCancel) signal.addEventListener('abort', onCancel, { once: true })
-    // A lost lock: BullMQ may give the job to another worker, and aborts no
-    // signal for it (only cancelJob does). Stopped here, this attempt does
-    // not run the job a second time beside it. Even under an observe-only
-    // deadline: this is no deadline's enforcement.
-    // So is a force close of the worker under the attempt (`close(true)`):
-    // it renews no lock and records nothing of the attempt, and the stall
-    // check gives the job to another worker.
-    // Outside the context of whatever told it (the worker's lock renewal
-    // timer, a `close()` caller's request), as the deadline's own expiry: the
-    // signal's `abort` listeners ran under the request that made the worker.
-    const unwatch = onLockLost(job, (why) =>
-      runOutsideContext(() =>
-        deadline.cancel(new JobLockLostError({ jobId: job.id ?? '', queue: job.queueName, why })),
-      ),
-    )
+    if (lockLost) deadline.cancel(lockLost)
     const startedAt = clock.now()
     bullmqChannels.start.publish(() => ({ ...about(deadline.remaining()), deadline, attempt }))
     let outcome: BullmqAttemptOutcome = 'failed'
