@@ -5,12 +5,14 @@ import { anthropicSamplingRefused } from './anthropicSamplingRefused.js'
 import { anthropicThinkingRefused } from './anthropicThinkingRefused.js'
 import { anthropicUserIdRefused } from './anthropicUserIdRefused.js'
 import { checkReplyFields } from './checkReplyFields.js'
+import { deepseekReasoningMissing } from './deepseekReasoningMissing.js'
 import { deepseekErrors } from './errors/deepseekErrors.js'
 import { RESET_AFTER_S, stampResets } from './errors/resetAfterS.js'
 import { geminiFunctionNameRefused } from './geminiFunctionNameRefused.js'
 import { openAIRequiredFieldMissing } from './openAIRequiredFields.js'
 import { pause, writePaced } from './pacing.js'
 import { planAnswer } from './planAnswer.js'
+import { qwenThinkingNotStreamed } from './qwenThinkingNotStreamed.js'
 import {
   anthropicMaxTokensMissing,
   anthropicVersionProblem,
@@ -111,6 +113,8 @@ function writeText(ctx: ReplyContext, reply: TextReply): Promise<void> {
     anthropicUserIdRefused(ctx.dialect, ctx.record.route, ctx.record.body) ??
     anthropicContentRefused(ctx.dialect, ctx.record.route, ctx.record.body, ctx.record.headers) ??
     geminiFunctionNameRefused(ctx.record.route, ctx.record.body) ??
+    deepseekReasoningMissing(ctx.dialect, ctx.record.route, ctx.record.body) ??
+    qwenThinkingNotStreamed(ctx.dialect, ctx.record.route, ctx.record.body, ctx.record.stream) ??
     unavailableFormat(ctx.dialect, ctx.record.body)
   if (refused !== undefined) return writeError(ctx, refused)
   // Gemini's JSON-array form is streamed too: its elements are written as they are generated.
