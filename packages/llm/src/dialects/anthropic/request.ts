@@ -14,6 +14,7 @@ import { toolChoiceName } from '../toolChoiceName.js'
 import { declareHistoryTools } from './historyTools.js'
 import { anthropicInputSchema } from './inputSchema.js'
 import { refuseModelSampling } from './refuseModelSampling.js'
+import { refuseModelThinking } from './refuseModelThinking.js'
 import { refusePrefill } from './refusePrefill.js'
 import { applyAnthropicThinking, refuseForcedToolWhileThinking } from './thinking.js'
 import { AnthropicToolIds } from './toolUseId.js'
@@ -41,7 +42,9 @@ type Role = 'user' | 'assistant'
  * refuses (`refuseLoneSurrogates`). So do a `temperature` but 1 or any
  * `top_p` to Opus 4.7 and later and the Claude 5 models, and both to the
  * Claude 4 models that take one of them (`refuseModelSampling`), and a
- * prefill to Claude 4.6 and later (`refusePrefill`): those models' 400s.
+ * prefill to Claude 4.6 and later (`refusePrefill`), and a
+ * `reasoning_effort` but `none` to the Claude 3 models before 3.7 Sonnet,
+ * which do not think (`refuseModelThinking`): those models' 400s.
  */
 export function buildAnthropicRequest(request: ChatRequest, model: string): BuiltRequest {
   refuseLoneSurrogates(request, 'Anthropic', 'anthropic')
@@ -137,6 +140,7 @@ export function buildAnthropicRequest(request: ChatRequest, model: string): Buil
   // list (see `applyExtra`).
   refuseModelSampling(model, body)
   refusePrefill(model, turns)
+  refuseModelThinking(model, request.extra?.['reasoning_effort'], turns)
   return { path: '/v1/messages', body, headers: { 'anthropic-version': ANTHROPIC_VERSION } }
 }
 

@@ -1,7 +1,9 @@
 import { quoted } from '@hourglass/core'
 import { InvalidChatRequestError } from '../../errors/InvalidChatRequestError.js'
 import { claudeVersion } from './claudeVersion.js'
+import { continuesUnthoughtTurn, type Turn } from './continuesUnthoughtTurn.js'
 import { deprecatesSampling } from './refuseModelSampling.js'
+import { takesThinking } from './refuseModelThinking.js'
 import { refusesPrefill } from './refusePrefill.js'
 
 /**
@@ -21,6 +23,9 @@ import { refusesPrefill } from './refusePrefill.js'
  * - Earlier models, and a name that says no version: `thinking: {type:
  *   "enabled", budget_tokens}`, 1,024 tokens for `minimal` and `low`, 8,192
  *   for `medium`, 24,576 for `high`; `xhigh` has no budget and throws.
+ *
+ * Claude 3 Opus, Sonnet and Haiku, 3.5 Sonnet and Haiku do not think: any
+ * effort but `none` to them is refused, last (`refuseModelThinking`).
  *
  * `none` turns nothing on. (The Claude 5 models think by default, their
  * text omitted, and answer 400 to `{type: "disabled"}`: `none` leaves them
@@ -59,6 +64,10 @@ export function applyAnthropicThinking(
     )
   }
   if (effort === 'none') return
+  // A model that does not think (Claude 3 before 3.7 Sonnet) is refused the
+  // thinking last, by `refuseModelThinking`: what Anthropic refuses beside
+  // thinking would be no remedy there.
+  if (!takesThinking(model)) return
   const turns = body['messages'] as readonly Turn[]
   // Claude 4.6 and later refuse a prefill with thinking or without, so
   // turning thinking off is no remedy there: refused last, by `refusePrefill`.
@@ -94,30 +103,6 @@ export function applyAnthropicThinking(
 }
 
 const BUDGETS = { none: 0, minimal: 1024, low: 1024, medium: 8192, high: 24576 } as const
-
-type Turn = { role: string; content: readonly { type?: unknown }[] }
-
-/**
- * The request's last message is a tool result, and the assistant turn it
- * continues (back to the last user message that is no tool result) does
- * not start with a signed `thinking` or `redacted_thinking` block (unsigned
- * thinking is not sent, see `buildAnthropicRequest`).
- */
-function continuesUnthoughtTurn(turns: readonly Turn[]): boolean {
-  if (!hasToolResult(turns.at(-1))) return false
-  let start: Turn | undefined
-  for (let i = turns.length - 2; i >= 0; i--) {
-    const turn = turns[i] as Turn
-    if (turn.role === 'assistant') start = turn
-    else if (!hasToolResult(turn)) break
-  }
-  const first = start?.content[0]?.type
-  return first !== 'thinking' && first !== 'redacted_thinking'
-}
-
-function hasToolResult(turn: Turn | undefined): boolean {
-  return turn?.role === 'user' && turn.content.some((block) => block.type === 'tool_result')
-}
 
 /** What the Messages API answers 400 to when thinking is on. */
 function refuseBesideThinking(
