@@ -9,6 +9,8 @@
 export { cutText, escapeUnprintable, quoted } from '@hourglass/core'
 // Adapters: one per provider + model
 export { anthropic } from './adapters/anthropic.js'
+// A config that holds a baseURL refuses it by the adapters' own rule.
+export { baseURLProblem, type Wire } from './adapters/checkAdapterOptions.js'
 export { type BodyHook, createAdapter } from './adapters/createAdapter.js'
 export { gemini } from './adapters/gemini.js'
 export type {

@@ -6,7 +6,7 @@ import * as llm from '../src/index.js'
  * a decision, made here on purpose, not a side effect of a refactor.
  */
 describe('the public surface of @hourglass/llm', () => {
-  it('exports exactly these 59 runtime names', () => {
+  it('exports exactly these 60 runtime names', () => {
     expect(Object.keys(llm).sort()).toEqual(
       [
         'Admission',
@@ -26,6 +26,7 @@ describe('the public surface of @hourglass/llm', () => {
         'SseDecoder',
         'StoreTimeoutError',
         'anthropic',
+        'baseURLProblem',
         'callModel',
         'createAdapter',
         'cutText',

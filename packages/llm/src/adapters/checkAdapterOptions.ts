@@ -204,7 +204,7 @@ export function refuseUnknownAdapterOptions(
 }
 
 /** The wire formats, whose paths differ in what the base URL holds. */
-type Wire = 'openai' | 'anthropic' | 'gemini'
+export type Wire = 'openai' | 'anthropic' | 'gemini'
 
 /**
  * What a wire's `baseURL` holds, as its official SDK has it: the adapter
@@ -226,6 +226,12 @@ interface Base {
   doubled: RegExp
   fix: string
   bare?: { host: string; add: string }
+  /**
+   * A host that serves two APIs under one name, this wire's below paths
+   * `path` matches (`wanted: true`) or the others (`wanted: false`): a base
+   * on the other one asks a path it does not serve, a 404 on every call.
+   */
+  otherSurface?: { host: string; path: RegExp; wanted: boolean; why: string }
 }
 
 const BASES: Readonly<Record<Wire, Base>> = {
@@ -235,6 +241,14 @@ const BASES: Readonly<Record<Wire, Base>> = {
     doubled: /\/chat\/completions$/i,
     fix: 'end it before /chat/completions (https://api.openai.com/v1)',
     bare: { host: 'api.openai.com', add: '/v1 (https://api.openai.com/v1)' },
+    // Google's OpenAI-compatible API is under `/v1beta/openai`; its native
+    // base (`/v1beta`) has no `/chat/completions`.
+    otherSurface: {
+      host: 'generativelanguage.googleapis.com',
+      path: /\/openai$/i,
+      wanted: true,
+      why: 'generativelanguage.googleapis.com serves the OpenAI wire under /v1beta/openai only (https://generativelanguage.googleapis.com/v1beta/openai), and answers /chat/completions anywhere else 404 (for its own API use the Gemini adapter)',
+    },
   },
   anthropic: {
     examples: 'https://api.anthropic.com, http://localhost:8080 — no /v1',
@@ -251,6 +265,15 @@ const BASES: Readonly<Record<Wire, Base>> = {
       host: 'generativelanguage.googleapis.com',
       add: '/v1beta (https://generativelanguage.googleapis.com/v1beta)',
     },
+    // `…/v1beta/openai`, what Google's OpenAI-compatibility guide gives as
+    // the base: only OpenAI's paths are served below it, so the native
+    // `models/{model}:generateContent` appended there is a 404 on every call.
+    otherSurface: {
+      host: 'generativelanguage.googleapis.com',
+      path: /\/openai$/i,
+      wanted: false,
+      why: 'its path ends in /openai, Google’s OpenAI-compatible API, which does not serve the Gemini adapter’s /models/{model}:generateContent (a 404 on every call): end it before /openai (https://generativelanguage.googleapis.com/v1beta), or send to that address on the OpenAI wire (the value is not shown)',
+    },
   },
 }
 
@@ -264,58 +287,69 @@ const BASES: Readonly<Record<Wire, Base>> = {
  * may carry credentials.
  */
 function checkBaseURL(where: string, baseURL: unknown, base: Base): void {
+  const problem = problemOfBase(baseURL, base)
+  if (problem !== undefined) throw new TypeError(`${where}: baseURL ${problem}`)
+}
+
+/**
+ * Why no request of an adapter of `wire` could be sent to `baseURL` (what
+ * the adapter refuses it with, after `baseURL `: `must be an absolute …`),
+ * or undefined when none. Exported for a config that holds a `baseURL` to
+ * refuse it where it reads it, with its other problems — the gateway's,
+ * whose adapters are made only once the whole config has passed — by this
+ * one rule, not a copy that drifts from it.
+ */
+export function baseURLProblem(baseURL: unknown, wire: Wire = 'openai'): string | undefined {
+  return problemOfBase(baseURL, BASES[wire] ?? BASES.openai)
+}
+
+function problemOfBase(baseURL: unknown, base: Base): string | undefined {
   const rule = `an absolute http:// or https:// URL (${base.examples})`
-  if (typeof baseURL !== 'string') {
-    throw new TypeError(`${where}: baseURL must be ${rule}, got ${kindOf(baseURL)}`)
-  }
+  if (typeof baseURL !== 'string') return `must be ${rule}, got ${kindOf(baseURL)}`
   let url: URL
   try {
     url = new URL(baseURL)
   } catch {
     const hint = baseURL.includes('://') ? '' : ' (no http:// or https:// before the host?)'
-    throw new TypeError(
-      `${where}: baseURL must be ${rule}; it does not parse as a URL${hint} (the value is not shown)`,
-    )
+    return `must be ${rule}; it does not parse as a URL${hint} (the value is not shown)`
   }
   const protocol = url.protocol
   if (protocol !== 'http:' && protocol !== 'https:') {
     const why = baseURL.slice(protocol.length).startsWith('//')
       ? 'its scheme is not http: or https:'
       : 'it has no http:// or https:// before the host (a host:port reads as a scheme)'
-    throw new TypeError(`${where}: baseURL must be ${rule}; ${why} (the value is not shown)`)
+    return `must be ${rule}; ${why} (the value is not shown)`
   }
   // undici.request drops a URL's `user:password@` without a word: every
   // request went without it (a 401, read as a rejected key, and the keys
   // retired), and the password rode along in `adapter.baseURL`, which is
   // printed and named. As the gateway's config refuses it.
   if (url.username !== '' || url.password !== '') {
-    throw new TypeError(
-      `${where}: baseURL must have no user or password (user:password@host): they are not sent (the provider answers 401 and the keys are retired); put a credential in apiKey or headers (the value is not shown)`,
-    )
+    return 'must have no user or password (user:password@host): they are not sent (the provider answers 401 and the keys are retired); put a credential in apiKey or headers (the value is not shown)'
   }
   // The path is appended as text: a `?` or `#` (the characters — a bare `?`
   // parses to no `search` and still swallows it) put it inside the query or
   // fragment, and every request asked the base path, a 404. As the
   // gateway's config refuses it. Not shown: a query may carry a signature.
   if (baseURL.includes('?') || baseURL.includes('#')) {
-    throw new TypeError(
-      `${where}: baseURL must have no query string or fragment (?… or #…): the adapter appends its path (${base.path}), which would land inside them, every request asking the base path (the value is not shown)`,
-    )
+    return `must have no query string or fragment (?… or #…): the adapter appends its path (${base.path}), which would land inside them, every request asking the base path (the value is not shown)`
   }
   // Refused, not mended: the adapter's `baseURL` is what admission keys its
   // cooldowns by and what the attempt records report, and the same value
   // works in the provider's own SDK (which would double it too).
   const path = url.pathname.replace(/\/+$/, '')
   if (base.doubled.test(path)) {
-    throw new TypeError(
-      `${where}: baseURL must be ${rule}; its path already ends in what the adapter appends (${base.path}), so every request would go to a doubled path the provider answers 404: ${base.fix} (the value is not shown)`,
-    )
+    return `must be ${rule}; its path already ends in what the adapter appends (${base.path}), so every request would go to a doubled path the provider answers 404: ${base.fix} (the value is not shown)`
   }
-  if (base.bare !== undefined && path === '' && url.hostname.toLowerCase() === base.bare.host) {
-    throw new TypeError(
-      `${where}: baseURL must be ${rule}; ${base.bare.host} needs its API version in the path (the adapter appends ${base.path}, which it answers 404): add ${base.bare.add}`,
-    )
+  const host = url.hostname.toLowerCase()
+  if (base.bare !== undefined && path === '' && host === base.bare.host) {
+    return `must be ${rule}; ${base.bare.host} needs its API version in the path (the adapter appends ${base.path}, which it answers 404): add ${base.bare.add}`
   }
+  const other = base.otherSurface
+  if (other !== undefined && host === other.host && other.path.test(path) !== other.wanted) {
+    return `must be ${rule}; ${other.why}`
+  }
+  return undefined
 }
 
 /** No "0 = unlimited": an unbounded read is what the byte limits exist to end. */
