@@ -31,6 +31,7 @@ import { sendJson } from './http/sendJson.js'
 import { type GatewayRedisClient, isGatewayRedisClient } from './limits/GatewayRedisClient.js'
 import { LimitsRedisClient } from './limits/LimitsRedisClient.js'
 import { RedisHealth } from './limits/RedisHealth.js'
+import { RetiredKeys } from './limits/RetiredKeys.js'
 import { TrackedCooldownStore } from './limits/TrackedCooldownStore.js'
 import { WaitTimedAdmission } from './limits/WaitTimedAdmission.js'
 import { type ModelPrice, ProviderLimits, RedisCooldownStore, RetryBudgetRegistry } from './llm.js'
@@ -282,7 +283,10 @@ function buildGateway(
           () => health.answered(),
         )
   const owner = {}
-  const metrics = new GatewayMetrics(owner, clock, Object.keys(valid.providers))
+  const retiredKeys = new RetiredKeys(owner, valid.providers)
+  const metrics = new GatewayMetrics(owner, clock, Object.keys(valid.providers), () =>
+    retiredKeys.counts(),
+  )
   // One admission layer: cooldowns per provider + base URL + key, then each
   // provider's RPM/TPM share (Redis-shared when configured, with a local
   // limiter as insurance), one wait and one rate-limited error for both.
@@ -497,6 +501,7 @@ function buildGateway(
       draining: () => tracker.draining,
       redis: () => health.check(),
       known: () => health.state(),
+      keysRetired: () => retiredKeys.exhausted(),
       clock,
       reserveMs: replyReserveMs,
     }),
@@ -553,6 +558,7 @@ function buildGateway(
       await ownFetch?.close()
       if (ownRedis) ownRedis.disconnect()
       await metrics.close()
+      retiredKeys.close()
       return report
     })()
     return closing

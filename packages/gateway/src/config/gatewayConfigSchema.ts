@@ -1,6 +1,7 @@
 import { isHeaderName, isHeaderValue, isVisibleAscii } from '@hourglass/core'
 import { MAX_LIMIT_WINDOW_MS } from '@hourglass/llm'
 import { z } from 'zod'
+import { baseURLProblem, dialects } from '../llm.js'
 import { redisTarget, redisUrlUnreadable } from '../redisTarget.js'
 import { type Env, envString } from './envString.js'
 import { modelNameProblem, shownChar } from './modelNameProblem.js'
@@ -206,11 +207,13 @@ export function gatewayConfigSchema(env: Env) {
      */
     headersTimeoutMs: positiveMs('the wait for response headers').optional(),
   })
-  const provider = providerFields.superRefine(replacedHeaderIssues, {
-    // Run even when the entry's other fields are wrong (a bad limit, a
-    // missing env variable): every refused header is listed with them.
-    when: () => true,
-  })
+  const provider = providerFields
+    .superRefine(replacedHeaderIssues, {
+      // Run even when the entry's other fields are wrong (a bad limit, a
+      // missing env variable): every refused header is listed with them.
+      when: () => true,
+    })
+    .superRefine(baseURLIssues, { when: () => true })
 
   const model = z
     .strictObject({
@@ -502,6 +505,28 @@ function replacedHeaderIssues(entry: unknown, ctx: z.RefinementCtx): void {
   for (const { header, message } of replacedHeaders(entry)) {
     ctx.addIssue({ code: 'custom', path: ['headers', header], message })
   }
+}
+
+/**
+ * A `baseURL` no request of its dialect could be sent to, by llm's rule
+ * (`baseURLProblem`, what the adapter refuses it with): a path that already
+ * ends in what the adapter appends (`…/chat/completions`, Anthropic's
+ * `/v1`), `api.openai.com` without `/v1`, Gemini's OpenAI-compatible
+ * address under the `gemini` dialect — each a 404 on every request. Here,
+ * not only when the adapters are made at start: there it came after every
+ * other problem of the config was fixed, and a config check built on
+ * `parseGatewayConfig` passed it. Skipped when the field's own checks
+ * (an http(s) URL, no user, no query) already said what is wrong with it,
+ * or the dialect is unknown (said at its own field).
+ */
+function baseURLIssues(entry: unknown, ctx: z.RefinementCtx): void {
+  if (!isRecord(entry)) return
+  const { baseURL, dialect } = entry
+  if (typeof baseURL !== 'string' || typeof dialect !== 'string') return
+  if (!Object.hasOwn(dialects, dialect)) return
+  if (ctx.issues.some((issue) => issue.path?.[0] === 'baseURL')) return
+  const problem = baseURLProblem(baseURL, dialects[dialect as keyof typeof dialects].wire)
+  if (problem !== undefined) ctx.addIssue({ code: 'custom', path: ['baseURL'], message: problem })
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

@@ -1,5 +1,6 @@
 import type { Clock, Deadline } from '@hourglass/core'
 import type { RequestHandler } from 'express'
+import type { KeysRetired } from '../limits/RetiredKeys.js'
 import { sendJson } from './sendJson.js'
 
 /**
@@ -35,12 +36,16 @@ export function healthz(): RequestHandler {
  * answer got the ingress backstop's 504 — unready, every instance at once —
  * so past that it is answered with `known()`, what the last check
  * established; the probe goes on, and its verdict counts when it comes.
+ * A provider whose every key is retired is the same: said in the body
+ * (`keysRetired`), not by a 503 — its keys are usually the fleet's.
  */
 export function readyz(state: {
   draining(): boolean
   redis(): RedisState | Promise<RedisState>
   /** What the last check established, without a round trip. */
   known(): RedisState
+  /** The providers (or models) with every key retired: in the body, never in the status. */
+  keysRetired?: (() => readonly KeysRetired[]) | undefined
   clock: Clock
   reserveMs: number
 }): RequestHandler {
@@ -51,7 +56,12 @@ export function readyz(state: {
       // Read after the round trip: a drain that began meanwhile is what the prober must see.
       const draining = state.draining()
       res.setHeader('cache-control', 'no-store')
-      sendJson(res, draining ? 503 : 200, { status: draining ? 'draining' : 'ready', redis })
+      const retired = state.keysRetired?.() ?? []
+      sendJson(res, draining ? 503 : 200, {
+        status: draining ? 'draining' : 'ready',
+        redis,
+        ...(retired.length === 0 ? {} : { keysRetired: retired }),
+      })
     }
     const patienceMs = deadline === undefined ? Infinity : deadline.remaining() - state.reserveMs
     if (typeof checked === 'string' || !Number.isFinite(patienceMs)) {

@@ -4,6 +4,7 @@ import { PrometheusExporter } from '@opentelemetry/exporter-prometheus'
 import { MeterProvider } from '@opentelemetry/sdk-metrics'
 import { leftByClient } from '../call/leftByClient.js'
 import { currentRequest, type RequestScope } from '../http/requestScope.js'
+import type { RetiredCount } from '../limits/RetiredKeys.js'
 import { llmChannels } from '../llm.js'
 
 const SECONDS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300]
@@ -38,8 +39,16 @@ export class GatewayMetrics {
   readonly #unsubscribe: () => void
   #closed = false
 
-  /** `providers`: the config's provider names, whose series start at 0 (see `#fromZero`). */
-  constructor(owner: object, clock: Clock, providers: readonly string[]) {
+  /**
+   * `providers`: the config's provider names, whose series start at 0 (see
+   * `#fromZero`); `retiredKeys`: what the retired-keys gauge reads at each scrape.
+   */
+  constructor(
+    owner: object,
+    clock: Clock,
+    providers: readonly string[],
+    retiredKeys: () => readonly RetiredCount[] = () => [],
+  ) {
     this.#owner = owner
     this.#clock = clock
     this.#exporter = new PrometheusExporter({
@@ -102,6 +111,21 @@ export class GatewayMetrics {
         'Requests an SDK marked as its retry (X-Stainless-Retry-Count > 0), by whether the retry budget let them through',
       unit: '{request}',
     })
+
+    // A gauge, read at each scrape: a retirement lasts until restart, so
+    // an alert on `retired_keys > 0` holds while it does, where a counter's
+    // `increase()` would fall back to 0 once its window passed the 401.
+    meter
+      .createObservableGauge('hourglass.gateway.retired_keys', {
+        description:
+          'Keys retired until restart (rejected, or their quota gone for good), per provider: for every model (scope key), or for one model (scope model)',
+        unit: '{key}',
+      })
+      .addCallback((result) => {
+        for (const { provider, scope, model, count } of retiredKeys()) {
+          result.observe(count, { provider, scope, ...(model === undefined ? {} : { model }) })
+        }
+      })
 
     this.#fromZero(providers)
 
