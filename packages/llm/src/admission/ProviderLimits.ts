@@ -532,6 +532,10 @@ export class ProviderLimits {
     const pair = this.#pairs.get(provider)
     if (!pair) return ADMITTED
     const deadline = options.deadline ?? currentDeadline()
+    // Checked up front, read again when a refusal is decided (below): a
+    // deadline that is no Deadline was a TypeError only once the window
+    // was full — under load, from a method that never throws for a full limit.
+    enforcedRemaining(deadline)
     const neededMs = options.neededMs ?? 0
     const given = pair.tpm ? (typeof tokens === 'function' ? tokens() : tokens) : 0
     // A NaN weight compared false with the limit and was never consumed: the

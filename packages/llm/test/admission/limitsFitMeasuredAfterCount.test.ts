@@ -79,3 +79,13 @@ describe('a refusal says whether the reset fits the time left when it is decided
     expect(isRateLimited(outcome)).toBe(true)
   })
 })
+
+describe('a deadline that is no Deadline', () => {
+  it('is a TypeError on the first call, not only once the window is full', async () => {
+    const limits = new ProviderLimits({ limits: { acme: { rpm: 3 } } })
+    // Before: admitted while there was room, the TypeError only under load.
+    await expect(
+      limits.tryAcquire('acme', 1, { deadline: 5000 as unknown as Deadline }),
+    ).rejects.toThrow(/deadline must be a Deadline/)
+  })
+})
