@@ -40,10 +40,10 @@ const RUNS = fuzzRuns(10_000, 200_000)
 function single(raw: unknown): string | undefined {
   if (Array.isArray(raw)) return raw.length === 1 ? single(raw[0]) : undefined
   // A whole number as the digits a header carries (String() writes 1e21 up in exponent form).
-  // A fraction ≥ 0 as its whole ms (String(1e-7) is '1e-7').
+  // A fraction > 0 as its decimal text, never an exponent (String(1e-7) is '1e-7').
   if (typeof raw === 'number') {
     if (Number.isInteger(raw)) return BigInt(raw).toString()
-    return Number.isFinite(raw) && raw > 0 ? BigInt(Math.floor(raw)).toString() : String(raw)
+    return Number.isFinite(raw) && raw > 0 ? raw.toFixed(20) : String(raw)
   }
   return typeof raw === 'string' ? raw.replace(/^[ \t]+|[ \t]+$/g, '') : undefined
 }

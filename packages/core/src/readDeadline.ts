@@ -390,13 +390,17 @@ function headerValue(value: unknown): string | readonly string[] | undefined {
  * A number as the digits a header would carry. String() writes a whole
  * number from 1e21 up in exponent form ('1e+21'), refused as 'not a number'
  * where the same value sent as digits is a far deadline, clamped to maxMs.
- * A fraction > 0 is its whole ms, as its decimal text reads (String(1e-7)
- * is '1e-7'). NaN, Infinity and negative fractions keep String()'s text: a
- * negative number reads as 0 ms left, the others are refused.
+ * A fraction > 0 is its decimal text, never an exponent (String(1e-7) is
+ * '1e-7'): read as that text is — ms rounded down, Envoy's 0.5 0 ms left
+ * (not its "no timeout", which is 0 itself), `x-stainless-timeout`'s 1.5 s
+ * as 1500 ms (not whole seconds). Every fraction is below 2^53, so 20
+ * decimals write it whole. NaN, Infinity and negative fractions keep
+ * String()'s text: a negative number reads as 0 ms left, the others are
+ * refused.
  */
 function numberText(value: number): string {
   if (Number.isInteger(value)) return BigInt(value).toString()
-  return Number.isFinite(value) && value > 0 ? BigInt(Math.floor(value)).toString() : String(value)
+  return Number.isFinite(value) && value > 0 ? value.toFixed(20) : String(value)
 }
 
 /** A `maxMs` or `minMs` checked and floored to whole ms; not yet cut to the wire's limit. */

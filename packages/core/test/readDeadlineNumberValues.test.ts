@@ -50,3 +50,16 @@ it('reads a negative number as a deadline past (0 ms left) and refuses the numbe
     'not a number',
   )
 })
+
+it('reads a fraction as its decimal text: Envoy 0.5 is 0 ms left, a 1.5 s stainless timeout 1500 ms', () => {
+  // Rounded to whole ms first, 0.5 read as Envoy's 0 ("no timeout") and
+  // 1.5 s as whole seconds (1999 ms), where the same text reads otherwise.
+  expect(readDeadline({ 'x-envoy-expected-rq-timeout-ms': 0.5 }).ms).toBe(0)
+  expect(readDeadline({ 'x-envoy-expected-rq-timeout-ms': '0.5' }).ms).toBe(0)
+  const stainless = { sources: ['x-stainless-timeout' as const] }
+  expect(readDeadline({ 'x-stainless-timeout': 1.5 }, stainless).ms).toBe(
+    readDeadline({ 'x-stainless-timeout': '1.5' }, stainless).ms,
+  )
+  expect(readDeadline({ [DEADLINE_HEADER]: 1e-7 }).ms).toBe(0)
+  expect(readDeadline({ [DEADLINE_HEADER]: 1500.9 }).ms).toBe(1500)
+})
