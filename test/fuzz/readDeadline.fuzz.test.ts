@@ -43,7 +43,8 @@ function single(raw: unknown): string | undefined {
   // A fraction > 0 as its decimal text, never an exponent (String(1e-7) is '1e-7').
   if (typeof raw === 'number') {
     if (Number.isInteger(raw)) return BigInt(raw).toString()
-    return Number.isFinite(raw) && raw > 0 ? raw.toFixed(20) : String(raw)
+    const text = String(raw)
+    return Number.isFinite(raw) && raw > 0 && text.includes('e') ? raw.toFixed(20) : text
   }
   return typeof raw === 'string' ? raw.replace(/^[ \t]+|[ \t]+$/g, '') : undefined
 }

@@ -393,14 +393,17 @@ function headerValue(value: unknown): string | readonly string[] | undefined {
  * A fraction > 0 is its decimal text, never an exponent (String(1e-7) is
  * '1e-7'): read as that text is — ms rounded down, Envoy's 0.5 0 ms left
  * (not its "no timeout", which is 0 itself), `x-stainless-timeout`'s 1.5 s
- * as 1500 ms (not whole seconds). Every fraction is below 2^53, so 20
- * decimals write it whole. NaN, Infinity and negative fractions keep
+ * as 1500 ms (not whole seconds). NaN, Infinity and negative fractions keep
  * String()'s text: a negative number reads as 0 ms left, the others are
  * refused.
  */
 function numberText(value: number): string {
   if (Number.isInteger(value)) return BigInt(value).toString()
-  return Number.isFinite(value) && value > 0 ? value.toFixed(20) : String(value)
+  const text = String(value)
+  // String() is the shortest text that reads back as the value (0.3, not
+  // toFixed's 0.29999999999999998890, which `x-stainless-timeout` read as
+  // 299 ms); its exponent form, below 1e-6, is written out.
+  return Number.isFinite(value) && value > 0 && text.includes('e') ? value.toFixed(20) : text
 }
 
 /** A `maxMs` or `minMs` checked and floored to whole ms; not yet cut to the wire's limit. */

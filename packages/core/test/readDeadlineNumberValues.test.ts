@@ -60,6 +60,12 @@ it('reads a fraction as its decimal text: Envoy 0.5 is 0 ms left, a 1.5 s stainl
   expect(readDeadline({ 'x-stainless-timeout': 1.5 }, stainless).ms).toBe(
     readDeadline({ 'x-stainless-timeout': '1.5' }, stainless).ms,
   )
+  // The shortest text that reads back as the number: 0.3 s is 300 ms, not 299.
+  for (const seconds of [0.3, 2.3, 4.35, 1.005]) {
+    expect(readDeadline({ 'x-stainless-timeout': seconds }, stainless).ms, `${seconds}`).toBe(
+      readDeadline({ 'x-stainless-timeout': String(seconds) }, stainless).ms,
+    )
+  }
   expect(readDeadline({ [DEADLINE_HEADER]: 1e-7 }).ms).toBe(0)
   expect(readDeadline({ [DEADLINE_HEADER]: 1500.9 }).ms).toBe(1500)
 })
