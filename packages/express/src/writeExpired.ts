@@ -2,6 +2,7 @@ import type { ServerResponse } from 'node:http'
 import { dropBodyHeaders } from './dropBodyHeaders.js'
 import { isHttp2 } from './isHttp2.js'
 import { keepHeadFields } from './keepHeadFields.js'
+import { markCutInTrailer } from './markCutInTrailer.js'
 import { markNoRetry } from './markNoRetry.js'
 import { wholeBodyGiven } from './wholeBodyGiven.js'
 
@@ -44,7 +45,11 @@ export function writeExpired(
     // would hold the socket, and everything the response buffered, for good.
     const cut = cutLength(res, method) && !wholeBodyGiven(res, givenBefore)
     if (cut || (needsDrain(res) && !queued(res))) res.destroy()
-    else res.end()
+    else {
+      // Its head said 200: the last chunk says the deadline cut it.
+      markCutInTrailer(res, method)
+      res.end()
+    }
     return 'ended'
   }
   const body = JSON.stringify({

@@ -104,7 +104,7 @@ describe.each(majors)(
         // No terminating chunk: the client can tell the stream was cut.
         const { head, tail } = await readAll(socket)
         expect(head.startsWith('HTTP/1.1 200 OK')).toBe(true)
-        expect(tail.endsWith('0\r\n\r\n')).toBe(false)
+        expect(tail.endsWith('0\r\nx-deadline-expired: 1\r\n\r\n')).toBe(false)
       },
     )
 
@@ -113,8 +113,10 @@ describe.each(majors)(
       async (_name, observe) => {
         const { socket, served } = await stalledStream(observe)
         // Within the grace, however long reading the buffered events takes.
-        const { tail } = await readAll(socket, (t) => t.endsWith('0\r\n\r\n'))
-        expect(tail.endsWith('\r\n0\r\n\r\n')).toBe(true)
+        const { tail } = await readAll(socket, (t) =>
+          t.endsWith('0\r\nx-deadline-expired: 1\r\n\r\n'),
+        )
+        expect(tail.endsWith('\r\n0\r\nx-deadline-expired: 1\r\n\r\n')).toBe(true)
         // The same connection answers the next request.
         socket.write('GET /next HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n')
         const { tail: next } = await readAll(socket, (t) => t.endsWith('\r\n\r\nnext'))

@@ -215,7 +215,7 @@ describe.each(majors)('a source piped into the response ($name)', (major) => {
       )
       await seen('first part')
       clock.advance(1000)
-      await seen('0\r\n\r\n') // the echo ended (chunked)
+      await seen('0\r\nx-deadline-expired: 1\r\n\r\n') // the echo ended (chunked)
       // The rest of the upload, then the next request on the same connection.
       socket.write(rest)
       socket.write('GET /next HTTP/1.1\r\nhost: x\r\n\r\n')

@@ -183,7 +183,7 @@ describe.each(majors)('a pipelined response queued when its deadline expires ($n
     const text = await connection.text()
     // Destroyed, the connection carried nothing at all: not even the answer ahead.
     expect([...text.matchAll(/HTTP\/1\.1 (\d+)/g)].map((m) => m[1])).toEqual(['200', '200', '200'])
-    expect(text).toContain(`${'x'.repeat(100_000)}\n\r\n0\r\n\r\n`)
+    expect(text).toContain(`${'x'.repeat(100_000)}\n\r\n0\r\nx-deadline-expired: 1\r\n\r\n`)
     expect(text).toContain('{"fast":true}')
     expect(ends.messages.map((m) => m.outcome)).toEqual(['ok', 'expired', 'ok'])
     expires.stop()

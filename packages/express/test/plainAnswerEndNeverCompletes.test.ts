@@ -344,7 +344,7 @@ describe.each(majors)('the same answers queued behind a pipelined answer ($name)
       expect([...text.matchAll(/HTTP\/1\.1 (\d+)/g)].map((m) => m[1])).toEqual(['200', '200'])
       // Cut: no terminating chunk, the client can tell.
       expect(text).toContain('event 1\n')
-      expect(text.endsWith('0\r\n\r\n')).toBe(false)
+      expect(text.endsWith('0\r\nx-deadline-expired: 1\r\n\r\n')).toBe(false)
       expect(clock.pendingTimers).toBe(0)
     } finally {
       ended.stop()
@@ -371,7 +371,7 @@ describe.each(majors)('the same answers queued behind a pipelined answer ($name)
     await cutAGraceAfterItsTurn(res, gate.resolve, (ms) => vi.advanceTimersByTime(ms))
     const text = await connection.text()
     expect([...text.matchAll(/HTTP\/1\.1 (\d+)/g)].map((m) => m[1])).toEqual(['200', '200'])
-    expect(text.endsWith('0\r\n\r\n')).toBe(false)
+    expect(text.endsWith('0\r\nx-deadline-expired: 1\r\n\r\n')).toBe(false)
   })
 })
 
@@ -483,8 +483,8 @@ describe.each(majors)('a queued stream of megabytes the deadline ended ($name)',
       const whole = deferred()
       let tail = ''
       client.on('data', (chunk: Buffer) => {
-        tail = (tail + chunk.subarray(-16).toString('latin1')).slice(-16)
-        if (tail.endsWith('\r\n0\r\n\r\n')) whole.resolve()
+        tail = (tail + chunk.subarray(-40).toString('latin1')).slice(-40)
+        if (tail.endsWith('\r\n0\r\nx-deadline-expired: 1\r\n\r\n')) whole.resolve()
       })
       client.resume()
       await whole.promise

@@ -79,7 +79,7 @@ describe.each(majors)('a stream of small writes whose client stopped reading ($n
       // No terminating chunk: the client can tell the stream was cut.
       const { head, tail } = await readAll(socket)
       expect(head.startsWith('HTTP/1.1 200 OK')).toBe(true)
-      expect(tail.endsWith('0\r\n\r\n')).toBe(false)
+      expect(tail.endsWith('0\r\nx-deadline-expired: 1\r\n\r\n')).toBe(false)
     } finally {
       expressChannels.end.unsubscribe(onEnd)
     }
@@ -94,8 +94,10 @@ describe.each(majors)('a stream of small writes whose client stopped reading ($n
       const { socket, served } = await stalledStream(clock)
       clock.advance(1000)
       // Reading again: the end flushes (a complete, shorter body, as documented).
-      const { tail } = await readAll(socket, (t) => t.endsWith('0\r\n\r\n'))
-      expect(tail.endsWith('\r\n0\r\n\r\n')).toBe(true)
+      const { tail } = await readAll(socket, (t) =>
+        t.endsWith('0\r\nx-deadline-expired: 1\r\n\r\n'),
+      )
+      expect(tail.endsWith('\r\n0\r\nx-deadline-expired: 1\r\n\r\n')).toBe(true)
       expect((await ended.promise).outcome).toBe('expired')
       clock.advance(RESPOND_END_GRACE_MS)
       expect(served.destroyed).toBe(false)
