@@ -1,6 +1,6 @@
 import { describeValue, isHeaderValue, optionError, quoted } from '@hourglass/core'
 import { InvalidChatRequestError } from '../errors/InvalidChatRequestError.js'
-import type { RetryDelayOptions } from '../retry/retryDelay.js'
+import { RETRY_DELAY_OPTION_NAMES } from '../retry/retryDelay.js'
 import type { ChatMessage } from '../types.js'
 import type {
   CallLimits,
@@ -188,17 +188,8 @@ const RETRY_OPTION_NAMES: ReadonlySet<string> = new Set(
     resendAfterFirstTokenTimeout: true,
   } satisfies Record<keyof RetryOptions, true>),
 )
-const DELAY_OPTION_NAMES: ReadonlySet<string> = new Set(
-  Object.keys({
-    baseDelayMs: true,
-    maxDelayMs: true,
-    jitterRatio: true,
-    overloadFloorMs: true,
-    overloadJitterMs: true,
-    hintJitterRatio: true,
-    random: true,
-  } satisfies Record<keyof RetryDelayOptions, true>),
-)
+// The one list `retryDelay` reads its options by.
+const DELAY_OPTION_NAMES: ReadonlySet<string> = new Set(RETRY_DELAY_OPTION_NAMES)
 const LIMIT_OPTION_NAMES: ReadonlySet<string> = new Set(
   Object.keys({ admission: true, budget: true } satisfies Record<keyof CallLimits, true>),
 )

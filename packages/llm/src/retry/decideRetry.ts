@@ -1,4 +1,5 @@
 import { MAX_TIMER_MS } from '@hourglass/core'
+import { refuseUnknownNames } from '../call/unknownOptionNames.js'
 import { describeOverLimit } from '../errors/describeOverLimit.js'
 import { REQUEST_BOUND_KINDS } from '../errors/errorKinds.js'
 import { limitKindOf } from '../errors/limitKindOf.js'
@@ -11,6 +12,7 @@ import {
   checkRetryDelayOptions,
   computeDelay,
   type DelaySource,
+  RETRY_DELAY_OPTION_NAMES,
   type RetryDelayOptions,
 } from './retryDelay.js'
 
@@ -271,6 +273,9 @@ function checkDecisionInput(input: RetryDecisionInput): void {
   if (typeof input !== 'object' || input === null || typeof input.error !== 'object') {
     throw new TypeError(`${where}: input must be an object with an error`)
   }
+  // Ignored, a misspelt input decided by its default: `maxAttempt: 2`
+  // retried a third time, `remainingTimeMs` slept as if no deadline.
+  refuseUnknownNames(input, DECISION_INPUT_NAMES, 'decideRetry()')
   checkRetryDelayOptions(where, input)
   finiteAtLeast(where, 'attempt', input.attempt, 0)
   notNaN(where, 'maxAttempts', input.maxAttempts)
@@ -287,6 +292,27 @@ function checkDecisionInput(input: RetryDecisionInput): void {
     finiteNonNegative(where, 'fallback.latencyMs', input.fallback.latencyMs)
   }
 }
+
+/** Every name `decideRetry` reads (the type checker keeps the list whole). */
+const DECISION_INPUT_NAMES: ReadonlySet<string> = new Set([
+  ...RETRY_DELAY_OPTION_NAMES,
+  ...Object.keys({
+    error: true,
+    attempt: true,
+    maxAttempts: true,
+    overloads: true,
+    max529Retries: true,
+    priority: true,
+    remainingMs: true,
+    minAttemptMs: true,
+    maxRetryAfterMs: true,
+    hasFallback: true,
+    retryBudget: true,
+    waitMs: true,
+    latencyMs: true,
+    fallback: true,
+  } satisfies Record<Exclude<keyof RetryDecisionInput, keyof RetryDelayOptions>, true>),
+])
 
 /** `maxAttempts` as used: a whole number in 1–10, default 3. */
 export function clampAttempts(maxAttempts: number | undefined): number {

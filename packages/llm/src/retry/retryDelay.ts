@@ -1,4 +1,5 @@
 import { MAX_TIMER_MS } from '@hourglass/core'
+import { refuseUnknownNames } from '../call/unknownOptionNames.js'
 import { limitKindOf } from '../errors/limitKindOf.js'
 import type { NormalizedError } from '../types.js'
 import { finiteAtLeast, finiteNonNegative } from './checkNumber.js'
@@ -78,10 +79,32 @@ export const RETRY_DELAY_DEFAULTS = {
  * by default), deadline or not.
  */
 export function retryDelay(input: RetryDelayInput): RetryDelay {
+  // Ignored, a misspelt option (`baseDelay: 10`) left its default in force.
+  refuseUnknownNames(input, RETRY_DELAY_INPUT_NAMES, 'retryDelay()')
   checkRetryDelayOptions('retryDelay', input)
   finiteAtLeast('retryDelay', 'attempt', input.attempt, 0)
   return computeDelay(input)
 }
+
+/** Every delay option (the type checker keeps the list whole). */
+export const RETRY_DELAY_OPTION_NAMES: readonly string[] = Object.keys({
+  baseDelayMs: true,
+  maxDelayMs: true,
+  jitterRatio: true,
+  overloadFloorMs: true,
+  overloadJitterMs: true,
+  hintJitterRatio: true,
+  random: true,
+} satisfies Record<keyof RetryDelayOptions, true>)
+
+/** Every name `retryDelay` reads. */
+const RETRY_DELAY_INPUT_NAMES: ReadonlySet<string> = new Set([
+  ...RETRY_DELAY_OPTION_NAMES,
+  ...Object.keys({ attempt: true, error: true } satisfies Record<
+    Exclude<keyof RetryDelayInput, keyof RetryDelayOptions>,
+    true
+  >),
+])
 
 /** Refuses delay options that are not finite numbers ≥ 0, naming the first such (`where`: the caller). */
 export function checkRetryDelayOptions(where: string, options: RetryDelayOptions): void {

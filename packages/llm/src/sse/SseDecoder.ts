@@ -1,3 +1,4 @@
+import { refuseUnknownOptions } from '@hourglass/core'
 import { createParser, type EventSourceParser } from 'eventsource-parser'
 import { SseBufferOverflowError } from '../errors/SseBufferOverflowError.js'
 import { nonNegative } from '../retry/checkNumber.js'
@@ -15,6 +16,15 @@ export interface SseDecoderOptions {
 }
 
 const DEFAULT_MAX_BUFFER_CHARS = 8 * 1024 * 1024
+
+/** Every option the decoder reads (the type checker keeps the list whole). */
+const OPTION_NAMES = Object.keys({ maxBufferChars: true } satisfies Record<
+  keyof SseDecoderOptions,
+  true
+>)
+
+/** eventsource-parser's name for the bound, which the decoder wraps: said as the one meant. */
+const MEANT: ReadonlyMap<string, string> = new Map([['maxBufferSize', 'maxBufferChars']])
 const CR_OR_CRLF = /\r\n?/g
 
 /**
@@ -37,6 +47,11 @@ export class SseDecoder {
   #afterCr = false
 
   constructor(options: SseDecoderOptions = {}) {
+    // Ignored, `maxBufferSize` (eventsource-parser's own name for the bound)
+    // left the 8 MiB default in force while the caller believed the stream
+    // bounded; options that were no object failed reading them (null) or
+    // were read as none (a number).
+    refuseUnknownOptions(options, OPTION_NAMES, 'SseDecoder', { meant: MEANT })
     // A NaN or a negative bound read as 0 — none — and a string went to the
     // parser as it was: the bound a caller set was silently off. Refused,
     // naming it; null is the default, as undefined.
