@@ -57,6 +57,27 @@ describe('the per-request cost bound bounds the bill', () => {
     expect(fake.requests[0]?.body).toMatchObject({ service_tier: 'flex' })
   })
 
+  it("a plain turn's reasoning_content pushed back, sent to no provider, is not counted against the bound", async () => {
+    // 16,000 characters of reasoning an earlier answer carried: counted,
+    // ~4,000 tokens more made this ~$0.0100 request cost $0.015, a 402.
+    const fake = await onePriced({ maxCostUsdPerRequest: 0.011 })
+    fake.enqueue(reply.text('ok'))
+    const answer = await harness!.client.chat.completions.create({
+      ...ask,
+      messages: [
+        { role: 'user', content: 'hi' },
+        {
+          role: 'assistant',
+          content: 'hello',
+          reasoning_content: 'thought '.repeat(2000),
+        } as { role: 'assistant'; content: string },
+        { role: 'user', content: 'and then?' },
+      ],
+    })
+    expect(answer.choices[0]?.message.content).toBe('ok')
+    expect(JSON.stringify(fake.requests[0]?.body)).not.toContain('thought')
+  })
+
   it('a fallback the bound cannot afford after the first model failed: 402, saying the earlier attempts were sent', async () => {
     const cheap = await fakeProvider('openai', ['sk-cost-key-0002'], {
       prices: { 'gpt-5-mini': { inputPerMTok: 0.25, outputPerMTok: 2 } },

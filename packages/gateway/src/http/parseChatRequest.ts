@@ -114,8 +114,9 @@ export function parseChatRequest(
     )
   }
   refuseCustomToolChoice(valid.tool_choice)
+  const inToolLoop = toolLoopTurns(valid.messages)
   const request: ChatRequest = {
-    messages: valid.messages.map((m, i) => toMessage(m, `messages[${i}]`)),
+    messages: valid.messages.map((m, i) => toMessage(m, `messages[${i}]`, inToolLoop[i] === true)),
     maxTokens: valid.max_completion_tokens ?? valid.max_tokens ?? options.defaultMaxTokens,
   }
   if (valid.temperature != null) request.temperature = valid.temperature
@@ -178,7 +179,36 @@ function extraFields(raw: Record<string, unknown>, valid: ChatRequestBody) {
   return extra
 }
 
-function toMessage(m: ChatRequestBody['messages'][number], path: string): Message {
+/**
+ * Which messages are the assistant's turns of a user turn (the messages
+ * between two user messages) in which it called tools: the turns whose
+ * `reasoning_content` DeepSeek's thinking mode wants back.
+ */
+function toolLoopTurns(messages: ChatRequestBody['messages']): boolean[] {
+  const marks: boolean[] = new Array(messages.length).fill(false)
+  let start = 0
+  const close = (end: number) => {
+    let called = false
+    for (let i = start; i < end; i++) {
+      const m = messages[i]
+      if (m?.role === 'assistant' && (m.tool_calls?.length ?? 0) > 0) called = true
+    }
+    if (called) for (let i = start; i < end; i++) marks[i] = messages[i]?.role === 'assistant'
+  }
+  for (let i = 0; i < messages.length; i++) {
+    if (messages[i]?.role !== 'user') continue
+    close(i)
+    start = i + 1
+  }
+  close(messages.length)
+  return marks
+}
+
+function toMessage(
+  m: ChatRequestBody['messages'][number],
+  path: string,
+  inToolLoop: boolean,
+): Message {
   if (m.role === 'tool') {
     return {
       role: 'tool',
@@ -204,15 +234,17 @@ function toMessage(m: ChatRequestBody['messages'][number], path: string): Messag
       fromParts === '' || field === '' || field === fromParts
         ? fromParts || field
         : `${fromParts}\n${field}`
-    // Its thinking (`reasoning_content`, the gateway's own answer's) as an
-    // unsigned thinking block, first, as the model wrote it: llm sends it
-    // back where a provider wants it (DeepSeek's thinking mode, in a tool
-    // loop's turns), and Anthropic and Gemini, which take only signed
-    // thinking, leave it out. Dropped here, DeepSeek's tool loops got a
+    // Its thinking (`reasoning_content`, the gateway's own answer's), on a
+    // tool loop's turn, as an unsigned thinking block, first, as the model
+    // wrote it: llm sends it back where a provider wants it (DeepSeek's
+    // thinking mode, there), and Anthropic and Gemini, which take only
+    // signed thinking, leave it out. Dropped, DeepSeek's tool loops got a
     // 400, and then (llm sending `""` for a turn that had none) an empty
-    // reasoning in place of the model's own.
+    // reasoning in place of the model's own. On any other turn it goes to
+    // no provider, and is dropped: kept, the prompt estimate (routing, the
+    // cost budget, TPM) counted text that is never sent.
     const blocks: Block[] =
-      typeof m.reasoning_content === 'string' && m.reasoning_content !== ''
+      inToolLoop && typeof m.reasoning_content === 'string' && m.reasoning_content !== ''
         ? [{ type: 'thinking', thinking: m.reasoning_content }, ...texts]
         : texts
     // A refused answer pushed back as it came (`content: null`, its text in

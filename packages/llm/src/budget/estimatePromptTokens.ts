@@ -36,14 +36,7 @@ export function estimatePromptTokens(
   dialect?: string,
 ): number {
   let weight = 0
-  // Unsigned thinking (an OpenAI-compatible answer's `reasoning_content`,
-  // pushed back) goes out only to DeepSeek (its tool loops, see
-  // openAICompatible's replayThinking): counted for every other dialect, a
-  // client's long reasoning history sent nowhere routed a short prompt to the
-  // large model and refused it 402 against a cost budget it fitted. Signed
-  // thinking goes back to Anthropic and Gemini, and counts everywhere.
-  const unsigned = dialect === 'deepseek'
-  for (const message of request.messages) weight += textWeight(messageText(message, unsigned))
+  for (const message of request.messages) weight += textWeight(messageText(message))
   if (request.tools !== undefined) weight += textWeight(jsonText(request.tools))
   if (request.extra !== undefined) weight += textWeight(jsonText(request.extra))
   return (
@@ -56,19 +49,17 @@ export function estimatePromptTokens(
 /** Tokens a per-message framing costs in the estimate above. */
 export const MESSAGE_OVERHEAD_TOKENS = 4
 
-function messageText(message: ChatMessage, unsigned: boolean): string {
+function messageText(message: ChatMessage): string {
   if (typeof message.content === 'string') return message.content
-  let text = ''
-  for (const block of message.content) text += blockText(block, unsigned)
-  return text
+  return message.content.map(blockText).join('')
 }
 
-function blockText(block: ContentBlock, unsigned: boolean): string {
+function blockText(block: ContentBlock): string {
   switch (block.type) {
     case 'text':
       return block.text
     case 'thinking':
-      return block.signature || unsigned ? block.thinking : ''
+      return block.thinking
     case 'tool_call':
       // The text that goes out: OpenAI's wire sends `rawArguments` as they are.
       return block.name + (block.rawArguments ?? argumentsText(block.arguments) ?? '')
