@@ -56,4 +56,5 @@ export {
   RetryBudgetRegistry,
   type SendOptions,
   type StreamEvent,
+  toolLoopTurns,
 } from '@hourglass/llm'

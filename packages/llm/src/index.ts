@@ -106,6 +106,8 @@ export {
 export type { Dialect, DialectName } from './dialects/Dialect.js'
 export { dialects } from './dialects/dialects.js'
 export { looksLikeWebPage } from './dialects/looksLikeWebPage.js'
+// Which assistant turns of OpenAI-shaped messages are a tool loop's (DeepSeek wants their thinking back).
+export { toolLoopTurns } from './dialects/toolLoopTurns.js'
 // Whether a parser marked a tool call (a block, a stream event) unfinished:
 // the gateway answers such a call as the model sent it (no `{}` of ours).
 export { isMarkedUnfinished as markedUnfinished } from './dialects/unfinishedCall.js'

@@ -6,7 +6,7 @@ import * as llm from '../src/index.js'
  * a decision, made here on purpose, not a side effect of a refactor.
  */
 describe('the public surface of @hourglass/llm', () => {
-  it('exports exactly these 60 runtime names', () => {
+  it('exports exactly these 61 runtime names', () => {
     expect(Object.keys(llm).sort()).toEqual(
       [
         'Admission',
@@ -68,6 +68,7 @@ describe('the public surface of @hourglass/llm', () => {
         'setDefaultAdmission',
         'setDefaultRetryBudgets',
         'sideEffect',
+        'toolLoopTurns',
         'withRepair',
       ].sort(),
     )

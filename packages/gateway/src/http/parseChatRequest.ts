@@ -1,6 +1,6 @@
 import type { z } from 'zod'
 import type { ChatRequest } from '../llm.js'
-import { quoted } from '../llm.js'
+import { quoted, toolLoopTurns } from '../llm.js'
 import { type ChatRequestBody, chatRequestSchema, KNOWN_FIELDS } from './chatRequestSchema.js'
 import { GatewayRequestError } from './GatewayRequestError.js'
 import { EMPTY_BODY } from './jsonBody.js'
@@ -114,6 +114,7 @@ export function parseChatRequest(
     )
   }
   refuseCustomToolChoice(valid.tool_choice)
+  // The turns DeepSeek is sent their thinking on (llm's one rule).
   const inToolLoop = toolLoopTurns(valid.messages)
   const request: ChatRequest = {
     messages: valid.messages.map((m, i) => toMessage(m, `messages[${i}]`, inToolLoop[i] === true)),
@@ -177,31 +178,6 @@ function extraFields(raw: Record<string, unknown>, valid: ChatRequestBody) {
     })
   }
   return extra
-}
-
-/**
- * Which messages are the assistant's turns of a user turn (the messages
- * between two user messages) in which it called tools: the turns whose
- * `reasoning_content` DeepSeek's thinking mode wants back.
- */
-function toolLoopTurns(messages: ChatRequestBody['messages']): boolean[] {
-  const marks: boolean[] = new Array(messages.length).fill(false)
-  let start = 0
-  const close = (end: number) => {
-    let called = false
-    for (let i = start; i < end; i++) {
-      const m = messages[i]
-      if (m?.role === 'assistant' && (m.tool_calls?.length ?? 0) > 0) called = true
-    }
-    if (called) for (let i = start; i < end; i++) marks[i] = messages[i]?.role === 'assistant'
-  }
-  for (let i = 0; i < messages.length; i++) {
-    if (messages[i]?.role !== 'user') continue
-    close(i)
-    start = i + 1
-  }
-  close(messages.length)
-  return marks
 }
 
 function toMessage(

@@ -1,6 +1,7 @@
 import { describeValue } from '@hourglass/core'
 import { dialects } from '../dialects/dialects.js'
 import { refuseLoneSurrogateIn } from '../dialects/refuseLoneSurrogates.js'
+import { toolLoopTurns } from '../dialects/toolLoopTurns.js'
 import type { ChatRequest } from '../types.js'
 import {
   ADAPTER_OPTION_NAMES,
@@ -129,7 +130,7 @@ function replayHook(dialect: string, replay: unknown): BodyHook | undefined {
 interface ReplayOptions {
   /** Refuse a lone surrogate in the text sent (DeepSeek's parser refuses its escape). */
   refuseLoneSurrogates?: boolean
-  /** Send it only on the assistant turns of a user turn that called tools (`toolTurns`). */
+  /** Send it only on the assistant turns of a user turn that called tools (`toolLoopTurns`). */
   onlyToolLoops?: boolean
   /** Such a turn without thinking text still carries the field, as `""`. */
   emptyInToolLoops?: boolean
@@ -157,7 +158,7 @@ function replayThinking(name: ReplayName, options: ReplayOptions = {}): BodyHook
       const text = blocks.map((b) => b.thinking).join('')
       return [{ text, field: name === 'field' ? said : name, at: i }]
     })
-    const inToolTurn = toolTurns(sent)
+    const inToolTurn = toolLoopTurns(sent)
     let n = 0
     const messages = sent.map((message: Record<string, unknown>, at) => {
       if (message['role'] !== 'assistant') return message
@@ -183,35 +184,4 @@ function replayThinking(name: ReplayName, options: ReplayOptions = {}): BodyHook
     })
     return { ...body, messages }
   }
-}
-
-/**
- * Which sent messages are assistant turns of a user turn (the messages
- * between two user messages) in which the model called tools: DeepSeek
- * wants the thinking of all of them back, the answer after the tool
- * results included ("between two user messages, if the model performed a
- * tool call, the intermediate assistant's reasoning_content must … be
- * passed back", api-docs.deepseek.com/guides/thinking_mode): sent with the
- * tool-call turns only, the next user turn's request was its 400 too.
- */
-function toolTurns(sent: Array<Record<string, unknown>>): boolean[] {
-  const marks: boolean[] = new Array(sent.length).fill(false)
-  let start = 0
-  const close = (end: number) => {
-    const slice = sent.slice(start, end)
-    const called = slice.some(
-      (m) =>
-        m['role'] === 'assistant' && Array.isArray(m['tool_calls']) && m['tool_calls'].length > 0,
-    )
-    if (called) {
-      for (let i = start; i < end; i++) marks[i] = sent[i]?.['role'] === 'assistant'
-    }
-  }
-  for (let i = 0; i < sent.length; i++) {
-    if (sent[i]?.['role'] !== 'user') continue
-    close(i)
-    start = i + 1
-  }
-  close(sent.length)
-  return marks
 }
