@@ -94,7 +94,11 @@ const OPTION_NAMES = Object.keys({
 
 /** What a wrapped processor has done to jobs with deadlines, since it was created. */
 export interface DeadlineCounts {
-  /** Jobs that reached the worker after their deadline (waiting, delayed, back from a stall) and were failed without running. */
+  /**
+   * Jobs that reached the worker after their deadline (waiting, delayed,
+   * back from a stall) and were failed without running. Not one whose lock
+   * the worker lost before it started: it ends `lock_lost`.
+   */
   expired: number
   /** Attempts that were running when their deadline ended (their signal aborted) and were failed. */
   stopped: number
@@ -135,7 +139,9 @@ export type DeadlineProcessor<DataType, ResultType, NameType extends string> = P
  *   does (`worker.cancelJob`), or when the worker reports the job's lock lost
  *   (`lockRenewalFailed`: another worker may be given the job) or closes
  *   under it (`worker.close(true)`, which waits for no running job) — with
- *   a `JobLockLostError`, the attempt ending `lock_lost`.
+ *   a `JobLockLostError`, the attempt ending `lock_lost`. A lock lost before
+ *   the attempt started (while Redis's clock is read) ends it so without
+ *   calling the processor, even for a job too late (not counted `expired`).
  * - A failed attempt is retried only if BullMQ's back-off (and `delayLagMs`,
  *   the lag of a delayed job) leaves time for the next one; otherwise the job
  *   fails with `deadline_exceeded`.
@@ -341,7 +347,12 @@ export function withDeadline<
     })
     const attempt = attemptOf(job)
 
-    const tooLate = remaining <= 0 || remaining < minBudgetMs
+    // A lock lost while the clock was read ends the attempt `lock_lost`
+    // before anything else is judged: the job is another worker's now, and
+    // BullMQ can record nothing of it here. Failed as expired instead, it was
+    // counted `expired` (and reported so) by this worker, and again by the
+    // worker the stall check handed it to.
+    const tooLate = lockLost === undefined && (remaining <= 0 || remaining < minBudgetMs)
     if (tooLate) {
       const stalled = job.stalledCounter > 0
       bullmqChannels.expire.publish(() => ({
@@ -367,7 +378,13 @@ export function withDeadline<
       }
     }
 
-    deadline = Deadline.after(remaining, { clock, observe: stored.observe === true })
+    // Born cancelled by a lock lost already: `after()` of a job with no time
+    // left would expire it first, and the end would read as a deadline's.
+    deadline = Deadline.after(remaining, {
+      clock,
+      observe: stored.observe === true,
+      ...(lockLost ? { signal: abortedWith(lockLost) } : {}),
+    })
     // BullMQ's own signal (`worker.cancelJob()`) cancels it outside the
     // canceller's context, as the lost lock above: followed through the
     // `signal` option, its abort listeners ran under the request of the
@@ -375,7 +392,6 @@ export function withDeadline<
     const onCancel = signal && (() => runOutsideContext(() => deadline.cancel(signal.reason)))
     if (signal?.aborted) deadline.cancel(signal.reason)
     else if (signal && onCancel) signal.addEventListener('abort', onCancel, { once: true })
-    if (lockLost) deadline.cancel(lockLost)
     const startedAt = clock.now()
     bullmqChannels.start.publish(() => ({ ...about(deadline.remaining()), deadline, attempt }))
     let outcome: BullmqAttemptOutcome = 'failed'
@@ -394,6 +410,11 @@ export function withDeadline<
       delayLagMs,
     })
     try {
+      // Its lock lost before it started: the processor is not called at all.
+      // Called with an aborted signal, whatever it did that ignores the
+      // signal (a database write, an email) was done twice — here and by the
+      // worker the stall check gave the job to.
+      if (lockLost) throw lockLost
       const result = await runWithDeadline(deadline, () =>
         processor(job, token, wantsSignal ? deadline.signal : undefined),
       )
@@ -449,6 +470,13 @@ export function withDeadline<
     }
   }
   return Object.assign(wrapped, { counts }) as DeadlineProcessor<DataType, ResultType, NameType>
+}
+
+/** A signal aborted already with `reason` (to make a deadline born cancelled). */
+function abortedWith(reason: unknown): AbortSignal {
+  const controller = new AbortController()
+  controller.abort(reason)
+  return controller.signal
 }
 
 /** What a failed attempt becomes, and the error BullMQ is handed. */
