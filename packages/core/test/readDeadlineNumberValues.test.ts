@@ -57,14 +57,19 @@ it('reads a fraction as its decimal text: Envoy 0.5 is 0 ms left, a 1.5 s stainl
   expect(readDeadline({ 'x-envoy-expected-rq-timeout-ms': 0.5 }).ms).toBe(0)
   expect(readDeadline({ 'x-envoy-expected-rq-timeout-ms': '0.5' }).ms).toBe(0)
   const stainless = { sources: ['x-stainless-timeout' as const] }
-  expect(readDeadline({ 'x-stainless-timeout': 1.5 }, stainless).ms).toBe(
-    readDeadline({ 'x-stainless-timeout': '1.5' }, stainless).ms,
-  )
+  // The ms a caller gets, and the same as its text reads (a relative check
+  // alone would pass if both read wrong alike).
+  expect(readDeadline({ 'x-stainless-timeout': 1.5 }, stainless).ms).toBe(1500)
+  expect(readDeadline({ 'x-stainless-timeout': '1.5' }, stainless).ms).toBe(1500)
   // The shortest text that reads back as the number: 0.3 s is 300 ms, not 299.
-  for (const seconds of [0.3, 2.3, 4.35, 1.005]) {
-    expect(readDeadline({ 'x-stainless-timeout': seconds }, stainless).ms, `${seconds}`).toBe(
-      readDeadline({ 'x-stainless-timeout': String(seconds) }, stainless).ms,
-    )
+  for (const [seconds, ms] of [
+    [0.3, 300],
+    [2.3, 2300],
+    [4.35, 4350],
+    [1.005, 1005],
+  ] as const) {
+    expect(readDeadline({ 'x-stainless-timeout': seconds }, stainless).ms, `${seconds}`).toBe(ms)
+    expect(readDeadline({ 'x-stainless-timeout': String(seconds) }, stainless).ms).toBe(ms)
   }
   expect(readDeadline({ [DEADLINE_HEADER]: 1e-7 }).ms).toBe(0)
   expect(readDeadline({ [DEADLINE_HEADER]: 1500.9 }).ms).toBe(1500)

@@ -1,6 +1,6 @@
 import { ManualClock } from '@hourglass/core'
 import { request } from 'undici'
-import { afterEach, expect, it } from 'vitest'
+import { afterAll, afterEach, expect, it } from 'vitest'
 import { deadline } from '../src/index.js'
 import { client, listen, majors, type Running } from './support/servers.js'
 
@@ -16,6 +16,7 @@ afterEach(async () => {
   await server?.close()
   server = undefined
 })
+afterAll(() => agent.close())
 
 it('a decimal x-deadline-remaining-ms gives the handler its whole ms, never the longer default', async () => {
   const app = majors[0].app()

@@ -213,6 +213,8 @@ describe('an error hidden in an HTTP 200 is never an empty success', () => {
           deepseek: { dialect: 'deepseek', baseURL: `http://127.0.0.1:${port}`, apiKeys: ['k'] },
         },
         models: { chat: fallback(['deepseek', 'deepseek-chat']) },
+        // One attempt: the retry's backoff (~1 s of real time) is not what this tests.
+        policy: { maxAttempts: 1 },
       })
       const ask = { model: 'chat', messages: [{ role: 'user' as const, content: 'q' }] }
       const whole = await harness.client.chat.completions.create(ask).then(

@@ -137,7 +137,7 @@ describe.skipIf(!available)('instrumentDeadlines: BullMQ', () => {
       within(Deadline.after(5_000, { clock }), () =>
         addWithDeadline(q, 'weekly', { user: 1 }, { delay: 10_000 }),
       ),
-    ).rejects.toThrow()
+    ).rejects.toThrow(/job "weekly" has a delay of 10000 ms but only 5000 ms left/)
     // Observe-only: added all the same, and said to be what enforcing would refuse.
     const observed = await within(Deadline.after(5_000, { clock, observe: true }), () =>
       addWithDeadline(q, 'weekly', { user: 2 }, { delay: 10_000 }),

@@ -45,11 +45,21 @@ describe('Gemini’s two addresses, each with its own wire', () => {
   })
 
   it('each takes its own, and other hosts’ /openai paths are no concern of this rule', () => {
-    void gemini(options('https://generativelanguage.googleapis.com/v1beta')).close()
-    void openAICompatible(
-      options('https://generativelanguage.googleapis.com/v1beta/openai/'),
-    ).close()
-    void gemini(options('http://localhost:8080/openai')).close()
+    const made = [
+      gemini(options('https://generativelanguage.googleapis.com/v1beta')),
+      openAICompatible(options('https://generativelanguage.googleapis.com/v1beta/openai/')),
+      gemini(options('http://localhost:8080/openai')),
+    ]
+    for (const adapter of made) void adapter.close?.()
+    expect(made.map((a) => a.baseURL)).toEqual([
+      'https://generativelanguage.googleapis.com/v1beta',
+      // The trailing slash trimmed, as every adapter keeps its base.
+      'https://generativelanguage.googleapis.com/v1beta/openai',
+      'http://localhost:8080/openai',
+    ])
+    expect(baseURLProblem('https://generativelanguage.googleapis.com/v1beta', 'gemini')).toBe(
+      undefined,
+    )
   })
 
   it('baseURLProblem says what the adapter throws, after "baseURL "', () => {

@@ -135,8 +135,10 @@ describe('startRedis readyTimeoutMs', () => {
   )
 
   it('refuses a string, a TypeError naming it', async () => {
-    await expect(startRedis({ readyTimeoutMs: '5000' as unknown as number })).rejects.toThrow(
-      TypeError,
+    const refused = startRedis({ readyTimeoutMs: '5000' as unknown as number })
+    await expect(refused).rejects.toThrow(TypeError)
+    await expect(refused).rejects.toThrow(
+      /^startRedis: readyTimeoutMs must be a number of ms above 0 .*, got '5000' \(a string\)$/,
     )
   })
 
