@@ -46,6 +46,32 @@ function workerError(worker: Worker, pattern: RegExp): Promise<Error> {
   return seen.promise
 }
 
+/**
+ * Adds a job with a minute left and loses its lock while `worker` reads the
+ * Redis clock for it: the reading is held, the lock key deleted (as if it
+ * had expired while the worker stalled), and let go once the worker has
+ * reported the lock lost. `refused`: BullMQ's "Missing lock" for the job.
+ */
+async function loseLockWhileReadingClock(
+  worker: Worker,
+  queue: Parameters<typeof addWithDeadline>[0],
+  dropLock: (jobId: string) => Promise<unknown>,
+): Promise<{ job: { id?: string | undefined }; refused: Promise<Error> }> {
+  const held = await holdClockReading(worker)
+  const lost = signal<unknown[]>()
+  worker.on('lockRenewalFailed', lost.resolve)
+  try {
+    const job = await addWithDeadline(queue, 'j', {}, { deadline: Deadline.after(60_000) })
+    const refused = workerError(worker, new RegExp(`Missing lock for job ${job.id}\\.`))
+    await held.asked
+    await dropLock(job.id!)
+    expect(await lost.promise).toContain(job.id)
+    return { job, refused }
+  } finally {
+    held.release()
+  }
+}
+
 // withDeadline reads the Redis clock before an attempt starts. It listened
 // for the worker's `lockRenewalFailed` only after that reading came back, so
 // a lock lost during the round trip (a renewal sent before the reading, or a
@@ -76,17 +102,10 @@ describe.skipIf(!available)('a lock lost while the worker reads the Redis clock'
     })
     // Renewals every 100 ms: the removed lock is reported soon.
     const worker = redis.worker(name, processor, { lockDuration: 400 })
-    const held = await holdClockReading(worker)
-    const lost = signal<unknown[]>()
-    worker.on('lockRenewalFailed', lost.resolve)
     try {
-      const job = await addWithDeadline(queue, 'j', {}, { deadline: Deadline.after(60_000) })
-      const refused = workerError(worker, new RegExp(`Missing lock for job ${job.id}\\.`))
-      await held.asked
-      // As if the lock had expired while the worker stalled.
-      await redis.client().del(`bull:${name}:${job.id}:lock`)
-      expect(await lost.promise).toContain(job.id)
-      held.release()
+      const { job, refused } = await loseLockWhileReadingClock(worker, queue, (id) =>
+        redis.client().del(`bull:${name}:${id}:lock`),
+      )
 
       const end = await ended.promise
       expect(end.outcome).toBe('lock_lost')
@@ -107,7 +126,6 @@ describe.skipIf(!available)('a lock lost while the worker reads the Redis clock'
       expect(await (await queue.getJob(job.id!))!.getState()).toBe('active')
     } finally {
       bullmqChannels.end.unsubscribe(onEnd)
-      held.release()
     }
   })
 
@@ -125,29 +143,19 @@ describe.skipIf(!available)('a lock lost while the worker reads the Redis clock'
       { minBudgetMs: 120_000 },
     )
     const worker = redis.worker(name, processor, { lockDuration: 400 })
-    const held = await holdClockReading(worker)
-    const lost = signal<unknown[]>()
-    worker.on('lockRenewalFailed', lost.resolve)
-    try {
-      const job = await addWithDeadline(queue, 'j', {}, { deadline: Deadline.after(60_000) })
-      const refused = workerError(worker, new RegExp(`Missing lock for job ${job.id}\\.`))
-      await held.asked
-      await redis.client().del(`bull:${name}:${job.id}:lock`)
-      expect(await lost.promise).toContain(job.id)
-      held.release()
+    const { job, refused } = await loseLockWhileReadingClock(worker, queue, (id) =>
+      redis.client().del(`bull:${name}:${id}:lock`),
+    )
 
-      // BullMQ was handed the attempt's error and refused it (the lock is gone).
-      await refused
-      expect(processor.counts).toEqual({ expired: 0, stopped: 0, retriesDropped: 0 })
-      expect(expires.filter((m) => m.queue === name)).toHaveLength(0)
-      const end = ends.filter((m) => m.queue === name)
-      expect(end.map((m) => m.outcome)).toEqual(['lock_lost'])
-      expect(isJobLockLost(end[0]!.error)).toBe(true)
-      expect(end[0]!.error).toMatchObject({ why: 'renewal_failed', jobId: job.id })
-      expect(end[0]!.enforcedOutcome).toBeUndefined()
-      expect(calls).toBe(0)
-    } finally {
-      held.release()
-    }
+    // BullMQ was handed the attempt's error and refused it (the lock is gone).
+    await refused
+    expect(processor.counts).toEqual({ expired: 0, stopped: 0, retriesDropped: 0 })
+    expect(expires.filter((m) => m.queue === name)).toHaveLength(0)
+    const end = ends.filter((m) => m.queue === name)
+    expect(end.map((m) => m.outcome)).toEqual(['lock_lost'])
+    expect(isJobLockLost(end[0]!.error)).toBe(true)
+    expect(end[0]!.error).toMatchObject({ why: 'renewal_failed', jobId: job.id })
+    expect(end[0]!.enforcedOutcome).toBeUndefined()
+    expect(calls).toBe(0)
   })
 })

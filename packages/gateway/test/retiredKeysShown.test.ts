@@ -1,6 +1,7 @@
 import { type FakeProvider, geminiErrors, openAIErrors, reply } from '@hourglass/testkit'
 import { afterEach, describe, expect, it } from 'vitest'
 import { fakeProvider, fallback, type Harness, startHarness } from './support/harness.js'
+import { samples } from './support/promSamples.js'
 
 /*
  * A provider whose every key is retired (rejected, or its quota gone for
@@ -10,20 +11,6 @@ import { fakeProvider, fallback, type Harness, startHarness } from './support/ha
  * `{"status":"ready","redis":"none"}` and `/metrics` had no series of it. It
  * is in the `/readyz` body (`keysRetired`) and in a gauge of retired keys.
  */
-
-function samples(page: string): Array<[string, Record<string, string>, number]> {
-  return page
-    .split('\n')
-    .filter((line) => line !== '' && !line.startsWith('#'))
-    .map((line) => {
-      const match = /^([a-zA-Z_:][\w:]*)(?:\{(.*)\})? (\S+)$/.exec(line)
-      if (!match) throw new Error(`not a sample line: ${line}`)
-      const labels = Object.fromEntries(
-        [...(match[2] ?? '').matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)].map((m) => [m[1], m[2]]),
-      )
-      return [match[1]!, labels as Record<string, string>, Number(match[3])]
-    })
-}
 
 describe('retired keys are shown where operators look', () => {
   let fakes: FakeProvider[] = []
