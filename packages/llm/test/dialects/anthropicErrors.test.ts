@@ -1,6 +1,14 @@
+import { anthropicErrors } from '@hourglass/testkit'
 import { describe, expect, it } from 'vitest'
+import { anthropic as anthropicAdapter } from '../../src/adapters/anthropic.js'
+import { callModel } from '../../src/call/callModel.js'
 import { dialects } from '../../src/dialects/dialects.js'
+import { isRequestRejected } from '../../src/errors/RequestRejectedError.js'
+import { isStreamInterrupted } from '../../src/errors/StreamInterruptedError.js'
+import { useFakes, user } from '../call/support/fakes.js'
 import { errorOver } from './support/errorOver.js'
+
+const fakes = useFakes()
 
 const anthropic = dialects.anthropic
 const err = (type: string, message: string) =>
@@ -169,5 +177,60 @@ describe('Anthropic errors', () => {
         body: err('invalid_request_error', 'messages: at least one message is required'),
       }),
     ).toMatchObject({ kind: 'bad_request' })
+  })
+
+  // Anthropic's output filter (protected material: lyrics, a licence's
+  // text) answers `invalid_request_error` "Output blocked by content
+  // filtering policy", over HTTP 400 or as a stream's `error` event after
+  // some text (anthropics/claude-code#6195, #18542, #55789, #58367). Read
+  // as `bad_request`, the caller — and a gateway's client, told
+  // `invalid_request` — was blamed for a request nothing was wrong with.
+  it('"Output blocked by content filtering policy" is content_policy, over HTTP and mid-stream', async () => {
+    const over = anthropic.normalizeError(
+      await errorOver(400, JSON.stringify(anthropicErrors.outputBlocked().body)),
+    )
+    expect(over).toMatchObject({
+      kind: 'content_policy',
+      retryable: false,
+      status: 400,
+      providerCode: 'invalid_request_error',
+      message: 'Output blocked by content filtering policy',
+    })
+    const claude = await fakes.start({ dialect: 'anthropic' })
+    claude.enqueue(
+      anthropicErrors.outputBlocked(),
+      anthropicErrors.outputBlockedInStream({ afterTokens: 2, text: 'Verse one goes' }),
+    )
+    const model = fakes.adapter(
+      anthropicAdapter({ baseURL: claude.baseURL, apiKey: 'sk-ant', model: 'claude-sonnet-4-5' }),
+    )
+    const request = { messages: [user('the lyrics, please')], maxTokens: 64 }
+    const refused = await callModel({
+      models: [model],
+      request,
+      limits: { admission: false },
+    }).then(
+      () => undefined,
+      (error: unknown) => error,
+    )
+    expect(isRequestRejected(refused)).toBe(true)
+    expect(refused).toMatchObject({ kind: 'content_policy' })
+    let text = ''
+    let cut: unknown
+    try {
+      const stream = callModel({
+        models: [model],
+        request: { ...request, stream: true },
+        limits: { admission: false },
+      })
+      for await (const event of stream) if (event.type === 'text') text += event.text
+    } catch (error) {
+      cut = error
+    }
+    expect(text).toBe('Verse one')
+    expect(isStreamInterrupted(cut)).toBe(true)
+    expect((cut as Error).cause).toMatchObject({ kind: 'content_policy', status: 200 })
+    // Neither was asked again.
+    expect(claude.requests).toHaveLength(2)
   })
 })

@@ -1,8 +1,15 @@
 import { MAX_TIMER_MS } from '@hourglass/core'
+import { geminiErrors, reply } from '@hourglass/testkit'
 import { describe, expect, it } from 'vitest'
+import { gemini as geminiAdapter } from '../../src/adapters/gemini.js'
+import { openAICompatible } from '../../src/adapters/openAICompatible.js'
+import { callModel } from '../../src/call/callModel.js'
 import { dialects } from '../../src/dialects/dialects.js'
 import { ProviderError } from '../../src/errors/ProviderError.js'
+import { useFakes, user } from '../call/support/fakes.js'
 import { errorOver } from './support/errorOver.js'
+
+const fakes = useFakes()
 
 const gemini = dialects.gemini
 
@@ -240,6 +247,45 @@ describe('Gemini errors', () => {
       kind: 'context_too_long',
       retryable: false,
     })
+  })
+
+  // Gemini refuses a body over its byte limit with a 400 INVALID_ARGUMENT
+  // "Request payload size exceeds the limit: 20971520 bytes." — its 413.
+  // Read as bad_request, the call ended as RequestRejectedError, the
+  // fallback never asked and the client told to fix its request.
+  it('400 "Request payload size exceeds the limit" is request_too_large: the next model answers', async () => {
+    const e = gemini.normalizeError(
+      await errorOver(400, JSON.stringify(geminiErrors.payloadTooLarge().body)),
+    )
+    expect(e).toMatchObject({
+      kind: 'request_too_large',
+      retryable: false,
+      status: 400,
+      providerCode: 'INVALID_ARGUMENT',
+      message: 'Request payload size exceeds the limit: 20971520 bytes.',
+    })
+    // Another INVALID_ARGUMENT stays the client's to fix.
+    expect(
+      gemini.normalizeError({
+        status: 400,
+        body: JSON.stringify(geminiErrors.invalidArgument().body),
+      }),
+    ).toMatchObject({ kind: 'bad_request' })
+    const flash = await fakes.start({ dialect: 'gemini' })
+    flash.enqueue(geminiErrors.payloadTooLarge())
+    const backup = await fakes.start({ dialect: 'openai', reply: reply.text('served') })
+    const answer = await callModel({
+      models: [
+        fakes.adapter(
+          geminiAdapter({ baseURL: flash.baseURL, apiKey: 'g', model: 'gemini-2.5-flash' }),
+        ),
+        fakes.adapter(openAICompatible({ baseURL: backup.baseURL, apiKey: 'o', model: 'gpt-4o' })),
+      ],
+      request: { messages: [user('a big one')], maxTokens: 8 },
+      limits: { admission: false },
+    })
+    expect(answer.text).toBe('served')
+    expect(flash.requests).toHaveLength(1)
   })
 
   it('a 200 whose prompt was blocked is a content-policy refusal, not an empty success', () => {

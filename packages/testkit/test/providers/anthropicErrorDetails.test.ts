@@ -25,6 +25,7 @@ describe('Anthropic error bodies: error.details', () => {
     ['rateLimited', anthropicErrors.rateLimited()],
     ['apiError', anthropicErrors.apiError()],
     ['overloaded', anthropicErrors.overloaded()],
+    ['outputBlocked', anthropicErrors.outputBlocked()],
   ])('%s: details is null, its first key', (_name, reply) => {
     const error = errorOf(reply)
     expect(Object.keys(error)).toEqual(['details', 'type', 'message'])
@@ -34,6 +35,20 @@ describe('Anthropic error bodies: error.details', () => {
   it('the in-stream overload carries the same body', () => {
     const error = errorOf(anthropicErrors.overloadedInStream().streamError as { body: unknown })
     expect(error).toEqual({ details: null, type: 'overloaded_error', message: 'Overloaded' })
+  })
+
+  it('the output filter in a stream carries the 400’s body, after the tokens asked for', () => {
+    const reply = anthropicErrors.outputBlockedInStream({ afterTokens: 3 })
+    expect(reply.streamError?.afterTokens).toBe(3)
+    expect(errorOf(reply.streamError as { body: unknown })).toEqual(
+      errorOf(anthropicErrors.outputBlocked()),
+    )
+    expect(errorOf(anthropicErrors.outputBlocked())['message']).toBe(
+      'Output blocked by content filtering policy',
+    )
+    expect(() => anthropicErrors.outputBlockedInStream({ afterToken: 3 } as object)).toThrow(
+      'unknown option "afterToken" (did you mean afterTokens?)',
+    )
   })
 
   it('a rejected key names no details, as the live 401 does', () => {

@@ -76,6 +76,15 @@ function isSpendCap(error: Record<string, unknown>, message: string | undefined)
 function kindInMessage(message: string | undefined): ErrorKind | undefined {
   const m = message?.slice(0, 500).toLowerCase() ?? ''
   if (m.includes('prompt is too long')) return 'context_too_long'
+  // Anthropic's output filter stopped the answer (text that reproduces
+  // protected material: lyrics, licences, long quotations) — over HTTP 400
+  // or as a stream's `error` event after some text (verbatim in
+  // anthropics/claude-code#6195, #18542, #55789, #58367). The model's
+  // output was refused, not the request's form: as `bad_request` the
+  // caller (and a gateway's client, `invalid_request`) was told to fix a
+  // request nothing was wrong with, and a client checking for a content
+  // refusal (`content_policy`, OpenAI's `content_policy_violation`) never saw one.
+  if (m.includes('output blocked by content filtering policy')) return 'content_policy'
   // The prompt fits, but not with the `max_tokens` asked for: "input length
   // and `max_tokens` exceed context limit: 178959 + 64000 > 200000, decrease
   // input length or `max_tokens` and try again" (docker/docker-agent#569,

@@ -127,6 +127,17 @@ export function readGeminiError(
   if (kind === 'bad_request' && /input token count.*exceeds the maximum/i.test(text)) {
     kind = 'context_too_long'
   }
+  // The HTTP body over Gemini's byte limit: 400 `INVALID_ARGUMENT` "Request
+  // payload size exceeds the limit: 20971520 bytes." ("…: 4194304 bytes."
+  // in google-gemini/deprecated-generative-ai-android#26, "…: 314572800
+  // bytes." in MaKTaiL/gemini-srt-translator#63: the figure changes, not
+  // the words), refused before the model reads it — Anthropic's 413
+  // `request_too_large`. Not this request's form: as
+  // `bad_request` it failed the call with no fallback (a model whose limit
+  // takes the body was never asked) and blamed the client.
+  if (kind === 'bad_request' && PAYLOAD_TOO_LARGE.test(text.slice(0, 500))) {
+    kind = 'request_too_large'
+  }
   if (daily && kind === 'rate_limited') {
     // A spent per-day quota is a quota, not a rate limit: retried after
     // RetryInfo's wait (often seconds) it is refused again until the daily
@@ -169,6 +180,7 @@ export function readGeminiError(
 }
 
 const USER_LOCATION = /\buser location is not supported\b/i
+const PAYLOAD_TOO_LARGE = /\brequest payload size exceeds the limit\b/i
 const BILLING = /\bbilling\b/i
 
 /**

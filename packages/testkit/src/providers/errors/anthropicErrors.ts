@@ -23,6 +23,9 @@ const body = (type: string, message: string) => ({
   request_id: 'req_011CFakeHourglass',
 })
 
+/** The output filter's words, as Anthropic sends them over HTTP and in a stream. */
+const OUTPUT_BLOCKED = 'Output blocked by content filtering policy'
+
 /**
  * An overload, as Anthropic sends it today, over HTTP (529) and as a stream's
  * `error` event alike: `error.details` is there and `null` —
@@ -202,6 +205,40 @@ export const anthropicErrors = {
   },
   apiError(): ErrorReply {
     return error(500, 'api_error', 'Internal server error')
+  },
+  /**
+   * 400 `invalid_request_error` "Output blocked by content filtering
+   * policy": Anthropic's output filter refused what the model was writing
+   * (protected material: lyrics, a licence's text), not the request's form
+   * (verbatim in anthropics/claude-code#18542 and #58367; `details: null`
+   * as every `invalid_request_error` today). `outputBlockedInStream` is the
+   * same refusal after some text.
+   */
+  outputBlocked(): ErrorReply {
+    return error(400, 'invalid_request_error', OUTPUT_BLOCKED)
+  },
+  /**
+   * A 200 stream that sends `afterTokens` tokens of `text`, then `event:
+   * error` with the output filter's `invalid_request_error` (as
+   * anthropics/claude-code#55789 and #58367 quote it from a stream: no
+   * status, `"details":null`).
+   */
+  outputBlockedInStream(options: { afterTokens?: number; text?: string } = {}): TextReply {
+    // Ignored, a misspelled option scripted the default instead.
+    refuseUnknownOptions(
+      options,
+      ['afterTokens', 'text'],
+      'anthropicErrors.outputBlockedInStream()',
+    )
+    return {
+      kind: 'text',
+      text: options.text ?? 'Here are the lyrics you asked for',
+      streamError: {
+        afterTokens: options.afterTokens ?? 0,
+        body: body('invalid_request_error', OUTPUT_BLOCKED),
+        status: 400,
+      },
+    }
   },
   /** A 200 stream that sends `afterTokens` tokens of `text`, then `event: error` with `overloaded_error`. */
   overloadedInStream(options: { afterTokens?: number; text?: string } = {}): TextReply {

@@ -97,6 +97,21 @@ export const geminiErrors = {
     )
   },
   /**
+   * 400 `INVALID_ARGUMENT` "Request payload size exceeds the limit: N
+   * bytes.": the HTTP body over Gemini's byte limit, refused before the
+   * model reads it — a 400, not a 413 as Anthropic's. The same words with
+   * other figures in google-gemini/deprecated-generative-ai-android#26
+   * (4194304) and MaKTaiL/gemini-srt-translator#63 (314572800); 20 MB by
+   * default.
+   */
+  payloadTooLarge(options: { limitBytes?: number } = {}): ErrorReply {
+    // Ignored, a misspelled option scripted the default instead.
+    refuseUnknownOptions(options, ['limitBytes'], 'geminiErrors.payloadTooLarge()')
+    return geminiErrors.invalidArgument(
+      `Request payload size exceeds the limit: ${options.limitBytes ?? 20_971_520} bytes.`,
+    )
+  },
+  /**
    * A bad key: 400 `INVALID_ARGUMENT` (not 401) with an `ErrorInfo` whose
    * reason is `API_KEY_INVALID` — only the detail tells it from a bad request.
    */
