@@ -19,6 +19,7 @@ import {
   type BullmqJobMessage,
   bullmqChannels,
 } from './channels.js'
+import { isExpiryToldEarly } from './expiryToldEarly.js'
 import { guardDelay, isDelayRefusal } from './guardDelay.js'
 import { JobDeadlineExceededError } from './JobDeadlineExceededError.js'
 import { isJobLockLost, JobLockLostError } from './JobLockLostError.js'
@@ -100,7 +101,11 @@ export interface DeadlineCounts {
    * the worker lost before it started: it ends `lock_lost`.
    */
   expired: number
-  /** Attempts that were running when their deadline ended (their signal aborted) and were failed. */
+  /**
+   * Attempts that were running when their deadline ended (their signal
+   * aborted) and were failed; also those failed, within 100 ms of it, by a
+   * service they called answering DEADLINE_EXCEEDED for it first.
+   */
   stopped: number
   /**
    * Failed attempts BullMQ would have retried, failed instead because the
@@ -142,6 +147,9 @@ export type DeadlineProcessor<DataType, ResultType, NameType extends string> = P
  *   a `JobLockLostError`, the attempt ending `lock_lost`. A lock lost before
  *   the attempt started (while Redis's clock is read) ends it so without
  *   calling the processor, even for a job too late (not counted `expired`).
+ * - An attempt that fails, with 100 ms or less of its deadline left, with a
+ *   service's DEADLINE_EXCEEDED (a gRPC status, or a deadline error of its
+ *   own in the `cause` chain) was stopped by that deadline: not retried.
  * - A failed attempt is retried only if BullMQ's back-off (and `delayLagMs`,
  *   the lag of a delayed job) leaves time for the next one; otherwise the job
  *   fails with `deadline_exceeded`.
@@ -515,10 +523,13 @@ async function decide(
   // Ended by its deadline — not by BullMQ's own signal (a cancel, a lost lock),
   // whose reason BullMQ must see as it is. An observe-only deadline that has
   // passed is done with no reason (it aborted nothing): it ran out all the same.
+  // So did one a service it called told of, answering DEADLINE_EXCEEDED its
+  // reserve before the job's own timer (see isExpiryToldEarly): retried, the
+  // job spent its attempts on calls that arrived expired.
   const ranOut =
     deadline.done && deadline.reason !== undefined
       ? isDeadlineExceeded(deadline.reason)
-      : deadline.expired
+      : deadline.expired || isExpiryToldEarly(error, deadline)
   // A DelayedError, WaitingError or WaitingChildrenError after a refused
   // moveToDelayed, with no move since (BullMQ's step-job pattern, the refusal
   // caught): the job never moved, and BullMQ, told it did, leaves it in

@@ -1,5 +1,6 @@
 import { once } from 'node:events'
 import { createServer, type IncomingMessage, type Server } from 'node:http'
+import * as grpc from '@grpc/grpc-js'
 import {
   currentDeadline,
   Deadline,
@@ -8,6 +9,7 @@ import {
   ManualClock,
 } from '@hourglass/core'
 import { createFetch } from '@hourglass/fetch'
+import { deadlineInterceptor, deadlineServerInterceptor, fromGrpcError } from '@hourglass/grpc'
 import {
   DelayedError,
   type Job,
@@ -41,6 +43,25 @@ import {
 // stored it). A job's time runs out on the Redis server's clock, which no
 // test can move: a test that needs it to pass waits until Redis says it has
 // (redisClockPasses), and bounds on what a worker finds left allow seconds.
+
+/** A gRPC service with one unary method, JSON on the wire (no .proto needed). */
+const Slow = grpc.makeGenericClientConstructor(
+  {
+    never: {
+      path: '/hourglass.test.Slow/Never',
+      requestStream: false,
+      responseStream: false,
+      requestSerialize: (value: unknown) => Buffer.from(JSON.stringify(value)),
+      requestDeserialize: (bytes: Buffer) => JSON.parse(bytes.toString()),
+      responseSerialize: (value: unknown) => Buffer.from(JSON.stringify(value)),
+      responseDeserialize: (bytes: Buffer) => JSON.parse(bytes.toString()),
+    },
+  },
+  'Slow',
+)
+interface SlowClient extends grpc.Client {
+  never(request: unknown, callback: (error: grpc.ServiceError | null) => void): void
+}
 
 describe.skipIf(!available)('withDeadline: a worker enforces the deadline a job carries', () => {
   const redis = useRedisQueues()
@@ -192,6 +213,81 @@ describe.skipIf(!available)('withDeadline: a worker enforces the deadline a job 
       expect(result.failedReason).toMatch(/^deadline_exceeded: .* was stopped by its deadline/)
       expect(thrown).toBeInstanceOf(DeadlineExceededError)
       await fetch.close()
+    })
+
+    it("a gRPC service's DEADLINE_EXCEEDED, answered its reserve before the job's own deadline, stops the job: not retried into calls that arrive expired", async () => {
+      // The service keeps 40 ms back to answer in (a fixed reserveMs; the
+      // default is 10–100 ms): it answers DEADLINE_EXCEEDED, with
+      // x-deadline-expired: 1, that long before the job's deadline ends.
+      // Counted as they arrive, before ours: one that arrives expired (a
+      // loaded box slow to connect) never reaches the handler.
+      let calls = 0
+      const counted: grpc.ServerInterceptor = (_method, call) => {
+        calls++
+        return new grpc.ServerInterceptingCall(call)
+      }
+      const grpcServer = new grpc.Server({
+        interceptors: [counted, deadlineServerInterceptor({ reserveMs: 40 })],
+      })
+      grpcServer.addService(Slow.service, { never() {} }) // never answers
+      const port = await new Promise<number>((resolve, reject) =>
+        grpcServer.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (e, p) =>
+          e ? reject(e) : resolve(p),
+        ),
+      )
+      const client = new Slow(`127.0.0.1:${port}`, grpc.credentials.createInsecure(), {
+        interceptors: [deadlineInterceptor()],
+        // Its own connection, not one grpc-js shares by address with a
+        // closed server's (a port the OS handed out again).
+        'grpc.use_local_subchannel_pool': 1,
+      }) as unknown as SlowClient
+      onTestFinished(() => {
+        client.close()
+        grpcServer.forceShutdown()
+      })
+
+      const { queue, events, name } = await redis.queue()
+      const ends = collect(bullmqChannels.end)
+      // The worker's clock is moved so that each attempt calls with 90 ms of
+      // the job's deadline left; the service's answer comes in real time.
+      const clock = new ManualClock()
+      const processor = withDeadline(
+        async (job: Job) => {
+          clock.advance(currentDeadline()!.remaining() - 90)
+          const error = await new Promise<grpc.ServiceError>((resolve) =>
+            client.never({}, (e) => resolve(e!)),
+          )
+          expect(error.code).toBe(grpc.status.DEADLINE_EXCEEDED)
+          // As grpc-js hands it over, or read back with fromGrpcError.
+          throw job.name === 'raw' ? error : fromGrpcError(error)
+        },
+        { clock },
+      )
+      redis.worker(name, processor)
+      for (const jobName of ['raw', 'told']) {
+        const job = await addWithDeadline(
+          queue,
+          jobName,
+          {},
+          { deadline: Deadline.after(20_000), attempts: 5 },
+        )
+        const result = await finished(job, events, queue)
+        // One attempt, one call. Retried with those 90 ms (no back-off), the
+        // job called the service five times, each call answered
+        // DEADLINE_EXCEEDED, and failed with the last status's message: a
+        // plain error to its producer (500, not 504), counted nowhere.
+        expect(result.state).toBe('failed')
+        expect(result.attemptsMade).toBe(1)
+        expect(result.failedReason).toMatch(
+          /^deadline_exceeded: job \S+ of \S+ was stopped by its deadline \(added with \d+ ms left\): /,
+        )
+      }
+      expect(calls).toBe(2)
+      expect(ends.map((e) => [e.name, e.outcome])).toEqual([
+        ['raw', 'deadline_exceeded'],
+        ['told', 'deadline_exceeded'],
+      ])
+      expect(processor.counts).toEqual({ expired: 0, stopped: 2, retriesDropped: 0 })
     })
   })
 
