@@ -57,6 +57,18 @@ const cases: Array<{
     meant: 'tokens',
   },
   {
+    taker: 'anthropicErrors.outputBlockedInStream()',
+    build: (o) => anthropicErrors.outputBlockedInStream(o),
+    key: 'afterToken',
+    meant: 'afterTokens',
+  },
+  {
+    taker: 'geminiErrors.payloadTooLarge()',
+    build: (o) => geminiErrors.payloadTooLarge(o),
+    key: 'limitByte',
+    meant: 'limitBytes',
+  },
+  {
     taker: 'qwenErrors.throttlingInStream()',
     build: (o) => qwenErrors.throttlingInStream(o),
     key: 'codes',
@@ -74,4 +86,12 @@ describe('a scripted error refuses an option it does not read', () => {
       )
     })
   }
+})
+
+it('geminiErrors.payloadTooLarge({ limitBytes }) names that limit in Gemini’s words', () => {
+  const reply = geminiErrors.payloadTooLarge({ limitBytes: 4_194_304 })
+  expect(reply.status).toBe(400)
+  expect(JSON.stringify(reply.body)).toContain(
+    'Request payload size exceeds the limit: 4194304 bytes.',
+  )
 })
