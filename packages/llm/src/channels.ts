@@ -169,6 +169,13 @@ export interface LlmRequestParams {
   presencePenalty?: number | undefined
   /** `extra.top_k` (providers that take it through the OpenAI-compatible API). */
   topK?: number | undefined
+  /**
+   * The kind of output `extra.response_format` asked for, in the GenAI
+   * conventions' words (`gen_ai.output.type`): `json` for `json_object` or
+   * `json_schema`, `text` for `text`; absent when the request names no
+   * format (or one of a type llm does not know: the provider's to refuse).
+   */
+  outputType?: 'json' | 'text' | undefined
 }
 
 /**

@@ -258,6 +258,13 @@ export const ATTR_GEN_AI_REQUEST_SEED = 'gen_ai.request.seed'
 export const ATTR_GEN_AI_REQUEST_FREQUENCY_PENALTY = 'gen_ai.request.frequency_penalty'
 export const ATTR_GEN_AI_REQUEST_PRESENCE_PENALTY = 'gen_ai.request.presence_penalty'
 /**
+ * The kind of output the request asked for (`extra.response_format`): `json`
+ * (`json_object`, `json_schema`) or `text`. Conditionally Required by the
+ * GenAI conventions when the request includes an output format; left out
+ * when it names none. Spans only, as the request parameters.
+ */
+export const ATTR_GEN_AI_OUTPUT_TYPE = 'gen_ai.output.type'
+/**
  * The provider's host and port, from the adapter's `baseURL` (the scheme's
  * default port when it names none): on model attempt spans and the GenAI
  * client metrics (Recommended; `server.port` Conditionally Required when
@@ -356,6 +363,17 @@ export const METRIC_JOB_REFUSED = 'hourglass.deadline.job_refused'
  * stood; the error reached nobody but a process warning.
  */
 export const METRIC_GRPC_FAILED_AFTER_ANSWER = 'hourglass.grpc.server.failed_after_answer'
+
+/**
+ * The RPC conventions' call durations (histograms, s): one sample per gRPC
+ * call of @hourglass/grpc, its `elapsedMs` at its end — the client's for a
+ * call it sent (not one refused unsent), the server's for a call that
+ * reached its interceptor —, with the call's `rpc.*` method and status
+ * attributes as on its span (older or stable: `OTEL_SEMCONV_STABILITY_OPT_IN`)
+ * and `error.type` when the span is an error.
+ */
+export const METRIC_RPC_CLIENT_CALL_DURATION = 'rpc.client.call.duration'
+export const METRIC_RPC_SERVER_CALL_DURATION = 'rpc.server.call.duration'
 
 /**
  * GenAI conventions' client metrics (the duration one is required of a GenAI

@@ -35,7 +35,7 @@ import { defined, type Handlers, ms } from './handlers.js'
 import type { OpenWork } from './OpenWork.js'
 import {
   fullMethod,
-  grpcStatusName,
+  grpcErrorType,
   rpcAttributes,
   rpcConventions,
   rpcStatusAttributes,
@@ -164,9 +164,10 @@ export function grpcTraceHandlers(
           [ATTR_DEADLINE_ELAPSED_MS]: ms(m.elapsedMs),
         }),
       )
-      if (SERVER_ERRORS.has(m.code)) {
-        span.setAttribute(ATTR_ERROR_TYPE, grpcStatusName(m.code))
-        span.setStatus({ code: SpanStatusCode.ERROR, message: grpcStatusName(m.code) })
+      const failure = grpcErrorType(m.code, 'server')
+      if (failure !== undefined) {
+        span.setAttribute(ATTR_ERROR_TYPE, failure)
+        span.setStatus({ code: SpanStatusCode.ERROR, message: failure })
       }
       // Cut short (expired, the client left): its work was cancelled and its
       // spans end in a moment. Work left running after an answer is not waited for.
@@ -208,15 +209,13 @@ export function grpcTraceHandlers(
         }),
       )
       // RPC semconv: on the client, every status but OK is an error.
-      if (m.code !== 0) {
-        span.setAttribute(ATTR_ERROR_TYPE, grpcStatusName(m.code))
-        span.setStatus({ code: SpanStatusCode.ERROR, message: grpcStatusName(m.code) })
+      const failure = grpcErrorType(m.code, 'client')
+      if (failure !== undefined) {
+        span.setAttribute(ATTR_ERROR_TYPE, failure)
+        span.setStatus({ code: SpanStatusCode.ERROR, message: failure })
       }
       span.end()
       openWork.untrack(span)
     },
   }
 }
-
-/** RPC semconv: the statuses that make a server span an error (the rest are the caller's). */
-const SERVER_ERRORS = new Set([2, 4, 12, 13, 14, 15])

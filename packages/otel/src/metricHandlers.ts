@@ -36,6 +36,8 @@ import {
   METRIC_INVALID_JOB,
   METRIC_JOB_REFUSED,
   METRIC_RETRIES,
+  METRIC_RPC_CLIENT_CALL_DURATION,
+  METRIC_RPC_SERVER_CALL_DURATION,
   METRIC_SUCCEEDED,
 } from './attributes.js'
 import {
@@ -54,7 +56,13 @@ import {
 } from './handlers.js'
 import { inModelSend } from './inModelSend.js'
 import { providerText } from './providerText.js'
-import { rpcAttributes, rpcConventions } from './rpcConventions.js'
+import {
+  grpcErrorType,
+  type RpcConventions,
+  rpcAttributes,
+  rpcConventions,
+  rpcStatusAttributes,
+} from './rpcConventions.js'
 
 /**
  * Budgets span milliseconds to minutes, in seconds: the default histogram
@@ -71,6 +79,11 @@ const GEN_AI_DURATION_BUCKETS_S = [
 /** The GenAI conventions' advice for `gen_ai.client.token.usage`: powers of 4. */
 const GEN_AI_TOKEN_BUCKETS = [
   1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216, 67108864,
+]
+
+/** The RPC conventions' advice for `rpc.client.call.duration` and `rpc.server.call.duration`, in s. */
+const RPC_DURATION_BUCKETS_S = [
+  0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10,
 ]
 
 /** Deadlines count in ms; OpenTelemetry's duration metrics are in seconds. */
@@ -150,6 +163,19 @@ export function metricHandlers(meter: Meter): Handlers {
     description: 'Number of input and output tokens used',
     unit: '{token}',
     advice: { explicitBucketBoundaries: GEN_AI_TOKEN_BUCKETS },
+  })
+  // The RPC conventions' call durations, so RPC dashboards (latency and
+  // error rate by method) see @hourglass/grpc's calls as any gRPC
+  // instrumentation's: the gRPC messages carry each call's duration and status.
+  const rpcClientDuration = meter.createHistogram(METRIC_RPC_CLIENT_CALL_DURATION, {
+    description: 'Measures the duration of an outgoing Remote Procedure Call (RPC).',
+    unit: 's',
+    advice: { explicitBucketBoundaries: RPC_DURATION_BUCKETS_S },
+  })
+  const rpcServerDuration = meter.createHistogram(METRIC_RPC_SERVER_CALL_DURATION, {
+    description: 'Measures the duration of an incoming Remote Procedure Call (RPC).',
+    unit: 's',
+    advice: { explicitBucketBoundaries: RPC_DURATION_BUCKETS_S },
   })
   /**
    * What an ingress's handler had left when it started. Not a call `strict`
@@ -354,6 +380,25 @@ export function metricHandlers(meter: Meter): Handlers {
           [ATTR_ERROR_TYPE]: errorType(m.error),
         })
       },
+      // Every call that reached the server's interceptor, a call `strict`
+      // refused included: it was answered (INVALID_ARGUMENT), as its span says.
+      serverEnd(m) {
+        if (!Number.isFinite(m.elapsedMs)) return
+        rpcServerDuration.record(
+          seconds(Math.max(0, m.elapsedMs)),
+          rpcCallAttributes(m.method, m.code, 'server', conventions),
+        )
+      },
+      // Not a call refused unsent (no budget left): no RPC went out, and its
+      // 0 s sample would pull the latency percentiles down — as a model
+      // attempt never sent has no GenAI duration. Its span still says so.
+      clientEnd(m) {
+        if (m.outcome === 'refused' || !Number.isFinite(m.elapsedMs)) return
+        rpcClientDuration.record(
+          seconds(Math.max(0, m.elapsedMs)),
+          rpcCallAttributes(m.method, m.code, 'client', conventions),
+        )
+      },
     },
     bullmq: {
       // Reached a worker after its deadline (observed in dark mode, where it ran anyway).
@@ -387,6 +432,24 @@ export function metricHandlers(meter: Meter): Handlers {
       },
     },
   }
+}
+
+/**
+ * A gRPC call's duration attributes: its method and status as on its span
+ * (older or stable names, as opted in), and `error.type` when the status
+ * makes the span an error (the conventions' "if and only if it failed").
+ */
+function rpcCallAttributes(
+  method: string,
+  code: number,
+  side: 'client' | 'server',
+  conventions: RpcConventions,
+): Attributes {
+  return defined({
+    ...rpcAttributes(method, conventions),
+    ...rpcStatusAttributes(code, conventions),
+    [ATTR_ERROR_TYPE]: grpcErrorType(code, side),
+  })
 }
 
 /**

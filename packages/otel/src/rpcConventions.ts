@@ -73,6 +73,20 @@ export function rpcStatusAttributes(
   return attributes
 }
 
+/**
+ * The call's `error.type` when its status makes it an error, else
+ * undefined. On the client every status but OK is (the caller did not get
+ * what it asked for); on the server only those the gRPC conventions count
+ * as the server's failure — UNKNOWN, DEADLINE_EXCEEDED, UNIMPLEMENTED,
+ * INTERNAL, UNAVAILABLE, DATA_LOSS —, the rest being the caller's.
+ */
+export function grpcErrorType(code: number, side: 'client' | 'server'): string | undefined {
+  const failed = side === 'client' ? code !== 0 : SERVER_ERRORS.has(code)
+  return failed ? grpcStatusName(code) : undefined
+}
+
+const SERVER_ERRORS = new Set([2, 4, 12, 13, 14, 15])
+
 const STATUS_NAMES = [
   'OK',
   'CANCELLED',

@@ -36,6 +36,7 @@ import {
   ATTR_DEADLINE_STAGE,
   ATTR_ERROR_TYPE,
   ATTR_GEN_AI_OPERATION_NAME,
+  ATTR_GEN_AI_OUTPUT_TYPE,
   ATTR_GEN_AI_PROVIDER_NAME,
   ATTR_GEN_AI_REQUEST_FREQUENCY_PENALTY,
   ATTR_GEN_AI_REQUEST_MAX_TOKENS,
@@ -657,6 +658,7 @@ function modelAttemptSpan(tracer: Tracer, m: LlmAttemptMessage, parent: Context)
         [ATTR_GEN_AI_REQUEST_SEED]: asked.seed,
         [ATTR_GEN_AI_REQUEST_FREQUENCY_PENALTY]: asked.frequencyPenalty,
         [ATTR_GEN_AI_REQUEST_PRESENCE_PENALTY]: asked.presencePenalty,
+        [ATTR_GEN_AI_OUTPUT_TYPE]: asked.outputType,
       }),
     )
     if (asked.stopSequences !== undefined)

@@ -611,6 +611,40 @@ describe('a model attempt’s chat span and GenAI metrics', () => {
     for (const name of ['temperature', 'top_p', 'stop_sequences', 'seed', 'frequency_penalty']) {
       expect(chat?.attributes).not.toHaveProperty(`gen_ai.request.${name}`)
     }
+    // No output format asked for: none said (the conventions require it only when one is).
+    expect(chat?.attributes).not.toHaveProperty('gen_ai.output.type')
+  })
+
+  // Conditionally Required by the GenAI conventions "when applicable and if
+  // the request includes an output format": a dashboard splitting JSON-mode
+  // latency or failures from plain chat found no such attribute at all.
+  it('say gen_ai.output.type when the request asks for an output format: json for json_object and json_schema, text for text', async () => {
+    const fake = await provider('openai')
+    const model = openAICompatible({ baseURL: fake.baseURL, apiKey: 'sk-a', model: 'gpt-x' })
+    const formats = [
+      { type: 'json_object' },
+      { type: 'json_schema', json_schema: { name: 'quote', schema: { type: 'object' } } },
+      { type: 'text' },
+    ]
+    for (const response_format of formats) {
+      fake.enqueue(answer)
+      await callModel({
+        models: [model],
+        request: {
+          messages: [{ role: 'user', content: 'hi' }],
+          maxTokens: 8,
+          extra: { response_format },
+        },
+        ...once,
+      })
+    }
+    await model.close()
+    const chats = otel.exporter.getFinishedSpans().filter((s) => s.name.startsWith('chat '))
+    expect(chats.map((s) => s.attributes['gen_ai.output.type'])).toEqual(['json', 'json', 'text'])
+    // A span attribute, as the request parameters: never a metric series.
+    for (const p of await otel.points('gen_ai.client.operation.duration')) {
+      expect(p.attributes).not.toHaveProperty('gen_ai.output.type')
+    }
   })
 })
 

@@ -47,8 +47,8 @@ function parseServer(baseURL: string | undefined): Server {
 /**
  * The generation parameters the caller set on the request sent to this
  * model (the GenAI conventions' `gen_ai.request.*`): `maxTokens` always,
- * the others only when set to a value of their type. `seed`, the penalties
- * and `top_k` come from `extra`, in OpenAI's wire names.
+ * the others only when set to a value of their type. `seed`, the penalties,
+ * `top_k` and `response_format` come from `extra`, in OpenAI's wire names.
  */
 export function requestParamsOf(request: ChatRequest): LlmRequestParams {
   const params: LlmRequestParams = { maxTokens: request.maxTokens }
@@ -70,8 +70,24 @@ export function requestParamsOf(request: ChatRequest): LlmRequestParams {
     if (finite(extra.frequency_penalty)) params.frequencyPenalty = extra.frequency_penalty
     if (finite(extra.presence_penalty)) params.presencePenalty = extra.presence_penalty
     if (finite(extra.top_k)) params.topK = extra.top_k
+    const outputType = outputTypeOf(extra.response_format)
+    if (outputType !== undefined) params.outputType = outputType
   }
   return params
+}
+
+/**
+ * `response_format`'s type as the GenAI conventions' output type. Every
+ * dialect reads the format from there in OpenAI's shape (Gemini translates
+ * it to `responseMimeType`), so its `type` says what was asked whatever the
+ * wire. A type llm does not know is left out rather than guessed at.
+ */
+function outputTypeOf(format: unknown): LlmRequestParams['outputType'] {
+  if (typeof format !== 'object' || format === null) return undefined
+  const type = (format as { type?: unknown }).type
+  if (type === 'json_object' || type === 'json_schema') return 'json'
+  if (type === 'text') return 'text'
+  return undefined
 }
 
 /** What a chat span keeps of `stop`: OpenAI takes 4 sequences, Anthropic's lists run longer. */

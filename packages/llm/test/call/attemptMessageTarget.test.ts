@@ -76,5 +76,22 @@ describe('requestParamsOf: what a span keeps of a caller’s stop list', () => {
   })
 })
 
+describe('requestParamsOf: the output format asked for (gen_ai.output.type)', () => {
+  it('json for response_format json_object or json_schema, text for text; nothing when none is named or its type is unknown', () => {
+    const ask = (extra?: Record<string, unknown>) =>
+      requestParamsOf({ messages: [user('hi')], maxTokens: 8, extra }).outputType
+    expect(ask({ response_format: { type: 'json_object' } })).toBe('json')
+    expect(ask({ response_format: { type: 'json_schema', json_schema: { name: 'q' } } })).toBe(
+      'json',
+    )
+    expect(ask({ response_format: { type: 'text' } })).toBe('text')
+    expect(ask({})).toBeUndefined()
+    expect(ask(undefined)).toBeUndefined()
+    expect(ask({ response_format: { type: 'xml' } })).toBeUndefined()
+    expect(ask({ response_format: 'json' })).toBeUndefined()
+    expect(ask({ response_format: null })).toBeUndefined()
+  })
+})
+
 /** Half of a surrogate pair without its other half (String#isWellFormed, ES2024). */
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/
