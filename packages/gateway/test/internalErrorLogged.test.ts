@@ -1,6 +1,7 @@
 import type { AddressInfo } from 'node:net'
-import { startFakeProvider } from '@hourglass/testkit'
+import { reply, startFakeProvider } from '@hourglass/testkit'
 import express from 'express'
+import OpenAI from 'openai'
 import { describe, expect, it } from 'vitest'
 import type { GatewayContext } from '../src/GatewayContext.js'
 import { sendError } from '../src/http/sendError.js'
@@ -102,6 +103,53 @@ describe('a bug inside a chat completion, whole or streamed', () => {
         })
         expect(JSON.stringify(logs)).not.toContain('sk-secret-123456')
       }
+    } finally {
+      await running.close()
+      await fake.close()
+    }
+  })
+
+  /**
+   * A bug's 500 `internal_error` says `x-should-retry: false`. openai-node
+   * retries every 5xx it is not told otherwise about (twice by default), and a
+   * bug meets the same request again: one after the provider answered — the
+   * answer paid for, then lost — had each retry send the request again and pay
+   * for another answer, three generations billed for one 500.
+   */
+  it('a bug after the provider answered is one paid answer, not one per retry of the official client', async () => {
+    const fake = await startFakeProvider({ dialect: 'openai' })
+    // A retry budget that breaks when told of a success: a bug after the answer came.
+    const budget = {
+      canRetry: () => true,
+      recordFailure() {},
+      refundFailure() {},
+      recordRetry() {},
+      recordSuccess() {
+        throw new TypeError('a bug after the answer')
+      },
+    }
+    const running = await startGateway({
+      config: {
+        providers: { p: { dialect: 'openai', baseURL: fake.baseURL, apiKeys: ['k'] } },
+        models: { m: { fallback: [{ provider: 'p', model: 'gpt' }] } },
+      },
+      port: 0,
+      drainOnSignals: false,
+      logger: () => {},
+      retryBudgets: { forProvider: () => budget } as never,
+    })
+    try {
+      fake.setReply(reply.text('a paid answer'))
+      const client = new OpenAI({ baseURL: `${running.url}/v1`, apiKey: 'x', maxRetries: 2 })
+      const error = await client.chat.completions
+        .create({ model: 'm', messages: [{ role: 'user', content: 'hi' }] })
+        .catch((e: unknown) => e)
+      expect(error).toBeInstanceOf(OpenAI.InternalServerError)
+      expect(error).toMatchObject({ status: 500, code: 'internal_error' })
+      expect(fake.requests).toHaveLength(1)
+      expect((error as InstanceType<typeof OpenAI.APIError>).headers?.get('x-should-retry')).toBe(
+        'false',
+      )
     } finally {
       await running.close()
       await fake.close()

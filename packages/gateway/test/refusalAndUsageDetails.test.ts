@@ -157,7 +157,7 @@ describe('refusals and usage details, as OpenAI answers them', () => {
     })
   })
 
-  it("Anthropic's cache reads are cached_tokens, whole and streamed", async () => {
+  it("Anthropic's cache reads are cached_tokens and its cache writes cache_write_tokens, whole and streamed", async () => {
     const fake = await gatewayOver('anthropic')
     const usage = {
       input_tokens: 10,
@@ -181,10 +181,13 @@ describe('refusals and usage details, as OpenAI answers them', () => {
       messages: [{ role: 'user', content: 'hi' }],
       max_tokens: 50,
     })
-    expect(completion.usage).toMatchObject({
+    // The writes, billed above the input price, in openai-node's
+    // `prompt_tokens_details.cache_write_tokens`: a client pricing from usage needs them.
+    expect(completion.usage).toEqual({
       prompt_tokens: 2030,
       completion_tokens: 7,
-      prompt_tokens_details: { cached_tokens: 2000 },
+      total_tokens: 2037,
+      prompt_tokens_details: { cached_tokens: 2000, cache_write_tokens: 20 },
     })
     const events = [
       { type: 'message_start', message: { id: 'msg_2', usage: { ...usage, output_tokens: 1 } } },
@@ -210,7 +213,10 @@ describe('refusals and usage details, as OpenAI answers them', () => {
     })
     let streamed: unknown
     for await (const part of stream) streamed = part.usage ?? streamed
-    expect(streamed).toMatchObject({ prompt_tokens_details: { cached_tokens: 2000 } })
+    expect(streamed).toMatchObject({
+      prompt_tokens: 2030,
+      prompt_tokens_details: { cached_tokens: 2000, cache_write_tokens: 20 },
+    })
   })
 
   it("Gemini's cachedContentTokenCount and thoughtsTokenCount are cached_tokens and reasoning_tokens", async () => {

@@ -157,7 +157,10 @@ export function errorReply(error: unknown, keyWait?: KeyWait): ErrorReply {
       keyWait,
     )
   }
-  return reply(500, 'internal gateway error', 'server_error', 'internal_error')
+  // A bug meets the same request again, and one after the provider answered
+  // lost an answer already paid for: openai-node retried every 500 (twice by
+  // default), each retry sent again and billed again.
+  return reply(500, 'internal gateway error', 'server_error', 'internal_error', null, NO_RETRY)
 }
 
 /**

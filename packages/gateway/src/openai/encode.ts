@@ -30,11 +30,12 @@ export function toOpenAIFinish(reason: FinishReason): OpenAIFinish {
 }
 
 /**
- * OpenAI's `CompletionUsage`, with `prompt_tokens_details.cached_tokens` and
- * `completion_tokens_details` (`reasoning_tokens`, `accepted_prediction_tokens`,
- * `rejected_prediction_tokens`) when the provider reported
- * them (its cache reads and thoughts map there): absent, not 0, when it did
- * not, so a client cannot read "nothing cached" into "not said".
+ * OpenAI's `CompletionUsage`, with `prompt_tokens_details` (`cached_tokens`,
+ * `cache_write_tokens`) and `completion_tokens_details` (`reasoning_tokens`,
+ * `accepted_prediction_tokens`, `rejected_prediction_tokens`) when the
+ * provider reported them (its cache reads, cache writes and thoughts map
+ * there): absent, not 0, when it did not, so a client cannot read "nothing
+ * cached" into "not said".
  */
 function openAIUsage(usage: Usage): Record<string, unknown> {
   const out: Record<string, unknown> = {
@@ -42,9 +43,15 @@ function openAIUsage(usage: Usage): Record<string, unknown> {
     completion_tokens: usage.outputTokens,
     total_tokens: usage.inputTokens + usage.outputTokens,
   }
-  if (usage.cachedInputTokens !== undefined) {
-    out['prompt_tokens_details'] = { cached_tokens: usage.cachedInputTokens }
+  const prompt: Record<string, number> = {}
+  if (usage.cachedInputTokens !== undefined) prompt['cached_tokens'] = usage.cachedInputTokens
+  // Anthropic's `cache_creation_input_tokens`, billed above the input price
+  // (1.25× or 2×): OpenAI's field for them. Left out, a client pricing its
+  // answers from `usage` priced every cache write as plain input.
+  if (usage.cacheCreationInputTokens !== undefined) {
+    prompt['cache_write_tokens'] = usage.cacheCreationInputTokens
   }
+  if (Object.keys(prompt).length > 0) out['prompt_tokens_details'] = prompt
   const completion: Record<string, number> = {}
   if (usage.reasoningTokens !== undefined) completion['reasoning_tokens'] = usage.reasoningTokens
   // Predicted Outputs (`prediction`): what a client reads to see the prediction pay off.
