@@ -437,20 +437,33 @@ export class OutboundCall {
    * `retry` event stood alone, read (otel's counter) as a retry made.
    */
   #abandon(error: unknown): void {
-    const { init } = this
-    const number = this.#number
-    const reason = this.#retryReason
-    if (reason !== undefined) {
-      publishRetrySkipped(() => ({
-        deadline: init.deadline,
-        method: init.method,
-        url: init.url,
-        attempt: number,
-        reason,
-        why: isDeadlineExceeded(error) ? 'no-budget' : 'aborted',
-      }))
-    }
+    this.#skipAnnounced(this.#number, isDeadlineExceeded(error) ? 'no-budget' : 'aborted')
     this.#driver?.end(error)
+  }
+
+  /**
+   * The retry of the attempt in flight (`number`) was refused as it was
+   * handed to a dispatcher closed since the attempt before was sent (the
+   * interceptor's: it cannot look at the Agent beneath it). The attempt
+   * before is the call's outcome, said as a retry ended by close() is
+   * (`aborted`).
+   */
+  retryRefused(number: number): void {
+    this.#skipAnnounced(number - 1, 'aborted')
+  }
+
+  #skipAnnounced(attempt: number, why: 'no-budget' | 'aborted'): void {
+    const { init } = this
+    const reason = this.#retryReason
+    if (reason === undefined) return
+    publishRetrySkipped(() => ({
+      deadline: init.deadline,
+      method: init.method,
+      url: init.url,
+      attempt,
+      reason,
+      why,
+    }))
   }
 
   /** What forbids another attempt — the caller left, or too little time is left — or undefined. */

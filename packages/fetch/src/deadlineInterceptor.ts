@@ -1,6 +1,12 @@
 import { AsyncResource } from 'node:async_hooks'
 import { Readable } from 'node:stream'
-import { currentDeadline, type Deadline, MAX_TIMER_MS, refuseUnknownOptions } from '@hourglass/core'
+import {
+  currentDeadline,
+  type Deadline,
+  fieldOf,
+  MAX_TIMER_MS,
+  refuseUnknownOptions,
+} from '@hourglass/core'
 import type { Dispatcher } from 'undici'
 import type { Attempt } from './Attempt.js'
 import {
@@ -217,6 +223,13 @@ class DispatchCall implements CallDriver, AttemptHandlerHooks {
   readonly scope: AsyncResource
   #started = false
   #answered = false
+  /** An attempt is being handed to the dispatcher beneath: a refusal heard now is undici's (see `beforeError`). */
+  #sending = false
+  /**
+   * The failure the retry in flight was decided for (an error: those retries
+   * are sent at once, with no wait), or undefined (none, or a status).
+   */
+  #retriedFor: unknown
 
   constructor(
     config: ResolvedOptions,
@@ -239,19 +252,32 @@ class DispatchCall implements CallDriver, AttemptHandlerHooks {
 
   send(number: number): void {
     const attempt = this.#call.attempt(number)
-    sendAttempt(
-      this.#dispatch,
-      this.#opts,
-      attemptHandler(this.#handler, attempt, this, this.#view),
-      attempt,
-    )
+    this.#sending = true
+    try {
+      sendAttempt(
+        this.#dispatch,
+        this.#opts,
+        attemptHandler(this.#handler, attempt, this, this.#view),
+        attempt,
+      )
+    } finally {
+      this.#sending = false
+    }
   }
 
   /** Refused before a send (no budget), or stopped between attempts: the caller has had no answer yet, so this is it. */
   end(error: unknown): void {
     if (this.#answered) return
     // As it is: a caller's reason that is not an Error is what undici itself rejects with.
-    queueMicrotask(() => this.#handler.onResponseError?.(this.#view, forwardedReason(error)))
+    queueMicrotask(() => {
+      const reason = forwardedReason(error)
+      const handler = this.#handler
+      if (typeof handler.onResponseError === 'function') handler.onResponseError(this.#view, reason)
+      // A handler of undici's first API handed to the interceptor as it is
+      // (used without compose(), which wraps it in both APIs): told through
+      // onError, or it heard nothing and its request never settled.
+      else (handler as { onError?: (error: unknown) => void }).onError?.(reason)
+    })
   }
 
   forwardRequestStart(): boolean {
@@ -261,6 +287,22 @@ class DispatchCall implements CallDriver, AttemptHandlerHooks {
   }
 
   beforeError(error: unknown, responded: boolean, attempt: Attempt): boolean {
+    const failure = this.#retriedFor
+    this.#retriedFor = undefined
+    if (failure !== undefined && !responded && this.#sending && refusedAsClosed(error)) {
+      // The retry of a request that failed while the Agent beneath was being
+      // closed (undici's close() lets a request in flight finish): the
+      // closed Agent refused it as it was handed over, nothing sent. The
+      // caller gets the failure that ended its request — the reset, the
+      // HEADERS_TIMEOUT — as createFetch gives it, not undici's "The client
+      // is closed" in its place. Only for a retry sent at once (an error's:
+      // a status's waits its Retry-After, and a close during that wait is
+      // the caller's to hear, as in createFetch).
+      this.#call.retryRefused(attempt.init.number)
+      this.end(failure)
+      this.#decide(undefined)
+      return true
+    }
     // The caller stopped reading an answer it has (destroyed the body,
     // aborted its signal): nothing failed, nothing was left to retry — no
     // decision to announce. As createFetch leaves it. So too for an answer
@@ -273,7 +315,7 @@ class DispatchCall implements CallDriver, AttemptHandlerHooks {
     ) {
       return this.#decide(undefined)
     }
-    return this.#decide(
+    const retried = this.#decide(
       this.#call.judge(
         {
           error,
@@ -291,9 +333,12 @@ class DispatchCall implements CallDriver, AttemptHandlerHooks {
         attempt.init.number,
       ),
     )
+    if (retried) this.#retriedFor = error
+    return retried
   }
 
   beforeResponse(status: number, header: HeaderLookup, attempt: Attempt): boolean {
+    this.#retriedFor = undefined
     return this.#decide(this.#call.judge({ status, header, bytesReceived: 0 }, attempt.init.number))
   }
 
@@ -391,6 +436,16 @@ function watchedBody(body: Opts['body']): Opts['body'] {
   if (typeof like.pipe === 'function' && typeof like.on === 'function') return body
   if (typeof like.locked === 'boolean') return body
   return new WatchedIterable(body as AsyncIterable<unknown>) as unknown as Opts['body']
+}
+
+/**
+ * undici's refusal of a request handed to a dispatcher already closed or
+ * destroyed (`ClientClosedError`, `ClientDestroyedError`: DispatcherBase
+ * reports it through the handler before the dispatch returns).
+ */
+function refusedAsClosed(error: unknown): boolean {
+  const code = fieldOf(error, 'code')
+  return code === 'UND_ERR_CLOSED' || code === 'UND_ERR_DESTROYED'
 }
 
 /** undici also takes an EventEmitter as `signal`; only an AbortSignal is listened to here. */

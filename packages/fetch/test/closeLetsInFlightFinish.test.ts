@@ -1,8 +1,9 @@
 import { once } from 'node:events'
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
+import { Agent, request } from 'undici'
 import { afterEach, expect, it } from 'vitest'
-import { createFetch } from '../src/index.js'
+import { createConnector, createFetch, deadlineInterceptor } from '../src/index.js'
 import { recordEgress } from './helpers.js'
 
 let server: Server | undefined
@@ -105,4 +106,36 @@ it('a fetch given a dispatcher of its own still retries after close(): that one 
   expect(await answer.text()).toBe('ok')
   expect(requests()).toBe(2)
   await own.close()
+})
+
+/**
+ * The same through the interceptor composed over an Agent of the caller's:
+ * `agent.close()` lets the request in flight finish, and the retry its
+ * failure earned went to the closed Agent, which refused it at once — the
+ * caller got undici's "The client is closed" in place of the reset (or the
+ * HEADERS_TIMEOUT) that ended its request. Nothing was sent again either way.
+ */
+it('through the interceptor, a GET reset after agent.close() fails with the reset, not ClientClosedError', async () => {
+  const { url, next, requests } = await held()
+  const agent = new Agent({ connect: createConnector(), headersTimeout: 0, bodyTimeout: 0 })
+  const dispatcher = agent.compose(deadlineInterceptor())
+  const events = recordEgress()
+  try {
+    const call = request(url, { dispatcher }).then(
+      () => 'answered',
+      (error: unknown) => error,
+    )
+    const [req] = await next()
+    const closed = agent.close()
+    req.socket.destroy()
+    expect(await call).toMatchObject({ code: 'UND_ERR_SOCKET' })
+    await closed
+    expect(requests()).toBe(1)
+    // The retry was announced before undici refused it: a retry-skipped says it was never sent.
+    expect(events.retries).toMatchObject([{ attempt: 2, reason: 'UND_ERR_SOCKET' }])
+    expect(events.skipped).toMatchObject([{ attempt: 1, reason: 'UND_ERR_SOCKET', why: 'aborted' }])
+  } finally {
+    events.stop()
+    await agent.destroy()
+  }
 })

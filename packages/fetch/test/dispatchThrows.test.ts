@@ -119,3 +119,31 @@ it('deadlineInterceptor: an undici timeout thrown by the dispatcher is the call�
     ['UND_ERR_HEADERS_TIMEOUT', 'not-retryable'],
   ])
 })
+
+// The interceptor used without compose() — wrapped around a dispatch of
+// one's own, `deadlineInterceptor()(agent.dispatch.bind(agent))` — is handed
+// the caller's handler as it is, which may speak undici's first API alone
+// (`onError`, no `onResponseError`). A call ended before it is sent (its
+// deadline already over, its caller gone during a retry's wait) was told
+// only through `onResponseError`: such a handler heard nothing, and the
+// request never settled.
+it('deadlineInterceptor used directly: a call refused unsent reaches a first-API handler’s onError', async () => {
+  const { url, seen } = await busy()
+  const agent = cleanup.keep(new Agent())
+  const dispatch = deadlineInterceptor()(agent.dispatch.bind(agent))
+  const deadline = Deadline.after(0)
+  const told = await new Promise<unknown>((resolve) => {
+    dispatch(
+      { origin: new URL(url).origin, path: '/', method: 'GET', deadline } as never,
+      {
+        onConnect: () => {},
+        onHeaders: () => true,
+        onData: () => true,
+        onComplete: () => resolve('completed'),
+        onError: resolve,
+      } as unknown as Dispatcher.DispatchHandler,
+    )
+  })
+  expect(told).toMatchObject({ code: 'DEADLINE_EXCEEDED' })
+  expect(seen.requests).toBe(0)
+})
