@@ -34,6 +34,7 @@ import { dropBodyHeaders } from './dropBodyHeaders.js'
 import { dropCutUpload } from './dropCutUpload.js'
 import { dropHeadBody } from './dropHeadBody.js'
 import { fromItsTurn } from './fromItsTurn.js'
+import { interimHeadsFirst } from './interimHeadsFirst.js'
 import { isHttp2 } from './isHttp2.js'
 import { markNoRetry } from './markNoRetry.js'
 import { nodeAnswered } from './nodeAnswered.js'
@@ -333,9 +334,11 @@ export class IngressRequest {
     if (socket === null) {
       closeIfOrphaned(this.req, this.res)
       // Its socket comes when the answers ahead are done, before Node
-      // flushes what it buffered meanwhile: counted from there.
+      // flushes what it buffered meanwhile: counted from there, and put in
+      // the order it goes out in (see interimHeadsFirst).
       once.call(this.res, 'socket', (given: Socket) => {
         this.#givenBefore = given.bytesWritten
+        interimHeadsFirst(this.res)
       })
     } else if (socket !== undefined && !(this.req.httpVersionMajor >= 2)) {
       // Not on HTTP/2's compat response: no socket of its own to count (its

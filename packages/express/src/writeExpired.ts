@@ -122,12 +122,21 @@ function needsDrain(res: ServerResponse): boolean {
 export function discardUnsentHead(res: ServerResponse, method: string | undefined): boolean {
   if (!headUnsent(res) && !queuedWithLength(res, method)) return false
   dropQueuedOutput(res)
-  const out = res as ServerResponse & { _header?: unknown; _hasBody?: boolean }
+  const out = res as ServerResponse & { _header?: unknown; _hasBody?: boolean; _last?: boolean }
   const head = out._header as string
   out._header = null
   // The head may be the only record of the headers writeHead() was given
   // (none was set before it): stored now, as if merged.
   keepHeadFields(res, head)
+  // A head framed by neither a length nor chunks (a proxy route that
+  // removed both, then wrote its head) made Node mark the connection to
+  // close after this response (`_last`), whatever the answer in its place:
+  // the 504, framed by its own length, said `Connection: keep-alive` on a
+  // connection then closed, and a request pipelined behind it went
+  // unanswered. Node marks it again from the new head (a `Connection:
+  // close` kept above); not for a client that half-closed its side, which
+  // Node marks too.
+  if (!FRAMED.test(head) && !halfClosed(res)) out._last = false
   // What the head said of its own body goes with it: `writeHead(status,
   // headers)` merges its headers into the stored ones (whenever one was set
   // before it, as Express's X-Powered-By is; else just above) and its reason
@@ -139,6 +148,15 @@ export function discardUnsentHead(res: ServerResponse, method: string | undefine
   // writeHead(204 | 304) said "no body"; the 504 has one (a HEAD's never does).
   out._hasBody = method !== 'HEAD'
   return true
+}
+
+/** A head that says how its body ends: by a length, or by chunks. */
+const FRAMED = /\r\n(?:content-length|transfer-encoding):/i
+
+/** The client has ended its side of the connection (its FIN, read by Node). */
+function halfClosed(res: ServerResponse): boolean {
+  const req = (res as { req?: { socket?: { readableEnded?: boolean } | null } }).req
+  return req?.socket?.readableEnded === true
 }
 
 /**
@@ -212,7 +230,7 @@ function queuedWithLength(res: ServerResponse, method: string | undefined): bool
   return cutLength(res, method) && res.getHeader('content-encoding') === undefined
 }
 
-type Pending = { data?: unknown; callback?: unknown }
+export type Pending = { data?: unknown; callback?: unknown }
 
 /**
  * Empty what Node holds for a queued response (its head and body, see
@@ -250,6 +268,6 @@ function dropQueuedOutput(res: ServerResponse): void {
 }
 
 /** An interim head (`100 Continue`, `103 Early Hints`) Node buffered ahead of the response's own. */
-function interim({ data }: Pending): boolean {
+export function interim({ data }: Pending): boolean {
   return typeof data === 'string' && /^HTTP\/1\.1 1\d\d /.test(data)
 }

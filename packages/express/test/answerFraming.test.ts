@@ -101,6 +101,28 @@ describe.each(majors)('the answer to an expired request is framed ($name)', (maj
     expect(res.headers['transfer-encoding']).toBe('chunked')
     expect(connections).toBe(1)
   })
+
+  it('and when it had written its head with neither a length nor chunks, not sent yet: the 504 in its place keeps the connection it says it keeps', async () => {
+    const clock = new ManualClock()
+    const entered = deferred()
+    const app = major.app()
+    app.use(deadline({ defaultMs: 1000, reserveMs: 10, clock }))
+    app.get('/', (_req, res) => {
+      // A proxy route: hop-by-hop fields stripped, the upstream's head
+      // written, its body still to come. Node marked the connection to
+      // close after a body so framed (read to the close).
+      res.removeHeader('content-length')
+      res.removeHeader('transfer-encoding')
+      res.writeHead(200, { 'content-type': 'text/plain' })
+      entered.resolve()
+    })
+    const { res, body, connections } = await twoOnOneConnection(app, clock, entered.promise)
+    expect(res.statusCode).toBe(504)
+    expect(res.headers.connection).toBe('keep-alive')
+    expect(JSON.parse(body.toString())).toMatchObject({ error: 'deadline_exceeded' })
+    // Before, Node closed it after the 504 all the same: /next took a new one.
+    expect(connections).toBe(1)
+  })
 })
 
 function decoded(coding: unknown, body: Buffer): string {

@@ -101,6 +101,57 @@ describe('Expect: 100-continue with the app as the server`s checkContinue listen
   })
 })
 
+describe('Expect: 100-continue on a request pipelined behind another', () => {
+  it('the 100 Continue deadline() writes while it waits its turn goes out ahead of the answer, res.json() included', async () => {
+    const app = express()
+    let release = () => {}
+    const released = new Promise<void>((resolve) => {
+      release = resolve
+    })
+    let answered = () => {}
+    const early = new Promise<void>((resolve) => {
+      answered = resolve
+    })
+    app.use(deadline({ reserveMs: 10 }))
+    app.get('/slow', (_req, res) => {
+      void released.then(() => res.send('slow'))
+    })
+    // Drains its body (deadline() writes the 100, queued behind /slow's
+    // answer), then answers before it has come. res.json's head goes with a
+    // Buffer body, which Node put first in the queued response's buffer:
+    // ahead of the 100, read by the client as the answer's body.
+    app.post('/early', (req, res) => {
+      req.resume()
+      setImmediate(() => {
+        res.json({ early: true })
+        answered()
+      })
+    })
+    server = createServer(app)
+    server.on('checkContinue', app)
+    server.listen(0, '127.0.0.1')
+    await once(server, 'listening')
+    const socket = connect((server.address() as AddressInfo).port, '127.0.0.1')
+    socket.setEncoding('latin1')
+    let text = ''
+    socket.on('data', (data: string) => {
+      text += data
+    })
+    await once(socket, 'connect')
+    socket.write(
+      'GET /slow HTTP/1.1\r\nHost: x\r\n\r\n' +
+        'POST /early HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nExpect: 100-continue\r\nConnection: close\r\n\r\n',
+    )
+    await early
+    release()
+    socket.write('hello')
+    await once(socket, 'close')
+    expect([...text.matchAll(/HTTP\/1\.1 (\d+)/g)].map((m) => m[1])).toEqual(['200', '100', '200'])
+    expect(text).toMatch(/slowHTTP\/1\.1 100 Continue\r\n\r\nHTTP\/1\.1 200 OK\r\n/)
+    expect(text.endsWith('\r\n\r\n{"early":true}')).toBe(true)
+  })
+})
+
 /** Reads from `socket` until a whole head has come; resolves with everything read by then. */
 function readHead(socket: Socket): Promise<string> {
   return new Promise((resolve, reject) => {

@@ -1,4 +1,5 @@
 import type { Socket } from 'node:net'
+import { ManualClock } from '@hourglass/core'
 import { afterEach, describe, expect, it, onTestFinished, vi } from 'vitest'
 import { deadline, type IngressEndMessage, type IngressExpireMessage } from '../src/index.js'
 import { pipelined, pipelinedGet } from './support/pipelined.js'
@@ -143,6 +144,75 @@ describe.each(majors)('a pipelined response queued when its deadline expires ($n
       [200, 'ok'],
       [504, 'expired'],
       [504, 'expired'],
+    ])
+  })
+
+  it("respond's res.json() after a 103 Early Hints goes out after the hints, and so does the route's own: the connection carries the next answer", async () => {
+    const clock = new ManualClock()
+    const gate = deferred()
+    const ends = record<IngressEndMessage>('hourglass:ingress:end')
+    onTestFinished(() => ends.stop())
+    const hinted = deferred()
+    const app = major.app()
+    app.use(
+      deadline({
+        defaultMs: 100,
+        reserveMs: 0,
+        clock,
+        respond: (_req, res) => {
+          res.status(504).json({ code: 'too_slow' })
+        },
+      }),
+    )
+    app.get('/slow', (_req, res) => {
+      void gate.promise.then(() => res.json({ slow: true }))
+    })
+    // Queued behind /slow: Node buffers each 103 in the response's own
+    // output. A head sent with a Buffer body (res.json's) was put first in
+    // it, ahead of the hints: its Content-Length counted the 103 as body.
+    app.get('/stopped', (_req, res) => {
+      res.writeEarlyHints({ link: '</app.css>; rel=preload; as=style' })
+      hinted.resolve()
+    })
+    app.get('/answered', (_req, res) => {
+      res.writeEarlyHints({ link: '</app.js>; rel=preload; as=script' })
+      res.json({ answered: true })
+    })
+    app.get('/next', (_req, res) => {
+      res.json({ next: true })
+    })
+    const server = await listen(app)
+    running.push(server)
+    const connection = await pipeline(
+      server,
+      get('/slow', 10_000) + get('/stopped') + get('/answered', 10_000) + get('/next', 10_000),
+    )
+    await hinted.promise
+    await new Promise<void>((resolve) => setImmediate(resolve))
+    clock.advance(100) // /stopped's deadline: respond's answer, queued behind /slow
+    gate.resolve()
+    await ends.count(4)
+    const text = await connection.text()
+    expect([...text.matchAll(/HTTP\/1\.1 (\d+)/g)].map((m) => m[1])).toEqual([
+      '200',
+      '103',
+      '504',
+      '103',
+      '200',
+      '200',
+    ])
+    expect(text).toMatch(
+      /as=style\r\n\r\nHTTP\/1\.1 504 [\s\S]*\r\n\r\n\{"code":"too_slow"\}HTTP\/1\.1 103 /,
+    )
+    expect(text).toMatch(
+      /as=script\r\n\r\nHTTP\/1\.1 200 [\s\S]*\r\n\r\n\{"answered":true\}HTTP\/1\.1 200 /,
+    )
+    expect(text.endsWith('{"next":true}')).toBe(true)
+    expect(ends.messages.map((m) => [m.statusCode, m.outcome])).toEqual([
+      [200, 'ok'],
+      [504, 'expired'],
+      [200, 'ok'],
+      [200, 'ok'],
     ])
   })
 
