@@ -14,6 +14,7 @@ import { drainOnSignals } from './drainOnSignals.js'
 import { holdSignals } from './holdSignals.js'
 import { afterPendingReads } from './http/afterPendingReads.js'
 import { behindLastAnswer, closeAfterAnswer } from './http/closeAfterAnswer.js'
+import { internalErrorReply } from './http/errorReply.js'
 import { noRouteMessage } from './http/noRouteMessage.js'
 import { pathOf } from './http/pathOf.js'
 import type { DrainReport } from './http/RequestTracker.js'
@@ -371,14 +372,22 @@ function notRouted(error: unknown, res: ServerResponse): void {
   // Counted as the code the client gets (`not_found`), not as `http_404`.
   const scope = scopeOf(res)
   if (scope !== undefined) scope.errorCode ??= notFound ? 'not_found' : 'internal_error'
-  sendJson(res, notFound ? 404 : 500, {
-    error: notFound
-      ? {
-          message: noRouteMessage(res.req.method, pathOf(res.req)),
-          type: 'invalid_request_error',
-          param: null,
-          code: 'not_found',
-        }
-      : { message: 'internal error', type: 'server_error', param: null, code: 'internal_error' },
-  })
+  if (notFound) {
+    sendJson(res, 404, {
+      error: {
+        message: noRouteMessage(res.req.method, pathOf(res.req)),
+        type: 'invalid_request_error',
+        param: null,
+        code: 'not_found',
+      },
+    })
+    return
+  }
+  // The router's own error handler failed: a bug, answered as every other
+  // one is (its own 500 here lacked `x-should-retry: false`, and the
+  // official clients retried it).
+  const bug = internalErrorReply()
+  for (const [name, value] of Object.entries(bug.headers)) res.setHeader(name, value)
+  res.setHeader('cache-control', 'no-store')
+  sendJson(res, bug.status, bug.body)
 }

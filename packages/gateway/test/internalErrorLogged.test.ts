@@ -1,9 +1,11 @@
 import type { AddressInfo } from 'node:net'
+import { systemClock } from '@hourglass/core'
 import { reply, startFakeProvider } from '@hourglass/testkit'
 import express from 'express'
 import OpenAI from 'openai'
 import { describe, expect, it } from 'vitest'
 import type { GatewayContext } from '../src/GatewayContext.js'
+import { internalErrorReply } from '../src/http/errorReply.js'
 import { sendError } from '../src/http/sendError.js'
 import { type LogRecord, startGateway } from '../src/index.js'
 
@@ -153,6 +155,54 @@ describe('a bug inside a chat completion, whole or streamed', () => {
     } finally {
       await running.close()
       await fake.close()
+    }
+  })
+
+  /**
+   * `startGateway` answers what its router left, and a bug past the router's
+   * own error handler (here the handler failed on what it was handed: a
+   * thrown value that throws when read, from an injected clock) is answered
+   * there. That 500 was written apart from every other bug's: no
+   * `x-should-retry: false`, so the official clients retried it, and no
+   * `cache-control: no-store`. Now it is the one bug reply.
+   */
+  it("startGateway's own 500, past the router, is the same bug reply: not to be retried", async () => {
+    let armed = false
+    const clock = {
+      ...systemClock,
+      now() {
+        if (!armed) return systemClock.now()
+        armed = false
+        throw new Proxy(
+          {},
+          {
+            get() {
+              throw new TypeError('a bug reading the bug')
+            },
+          },
+        )
+      },
+    }
+    const running = await startGateway({
+      config: {
+        providers: { p: { dialect: 'openai', baseURL: 'http://127.0.0.1:9/v1', apiKeys: ['k'] } },
+        models: { m: { fallback: [{ provider: 'p', model: 'gpt' }] } },
+      },
+      port: 0,
+      drainOnSignals: false,
+      logger: () => {},
+      clock,
+    })
+    try {
+      // The next clock reading is the request's arrival's.
+      armed = true
+      const res = await fetch(`${running.url}/v1/models`)
+      expect(res.status).toBe(500)
+      expect(res.headers.get('x-should-retry')).toBe('false')
+      expect(res.headers.get('cache-control')).toBe('no-store')
+      expect(await res.json()).toEqual(internalErrorReply().body)
+    } finally {
+      await running.close()
     }
   })
 })

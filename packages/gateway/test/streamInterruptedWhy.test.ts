@@ -62,3 +62,75 @@ describe('a stream broken after its first token says why in its error event', ()
     })
   })
 })
+
+/**
+ * A provider's output filter that stops an answer after its first token
+ * (Anthropic's `event: error` "Output blocked by content filtering policy",
+ * DashScope's `data_inspection_failed`) refused the output: not an outage.
+ * It ends as Azure OpenAI ends a filtered stream, and as Anthropic's own
+ * `stop_reason: "refusal"` already did here: `finish_reason:
+ * "content_filter"`, then `[DONE]`, and the official client's iteration
+ * ends normally. As a `stream_interrupted` `server_error` event it threw an
+ * `APIError` mid-iteration, which alerts and retry logic read as the
+ * gateway failing.
+ */
+describe("a provider's output filter mid-stream ends the stream as content_filter", () => {
+  const gw = oneProviderGateway()
+  afterEach(() => gw.close())
+
+  async function streamed(): Promise<{ text: string; finish: string | null }> {
+    const stream = await gw.harness.client.chat.completions.create({
+      model: 'm',
+      messages: [{ role: 'user', content: 'the lyrics, please' }],
+      stream: true,
+    })
+    let text = ''
+    let finish: string | null = null
+    for await (const chunk of stream) {
+      text += chunk.choices[0]?.delta.content ?? ''
+      finish = chunk.choices[0]?.finish_reason ?? finish
+    }
+    return { text, finish }
+  }
+
+  it("Anthropic's 'Output blocked by content filtering policy' after two tokens", async () => {
+    const fake = await gw.one('anthropic')
+    fake.enqueue(anthropicErrors.outputBlockedInStream({ afterTokens: 2, text: 'Verse one goes' }))
+    expect(await streamed()).toEqual({ text: 'Verse one', finish: 'content_filter' })
+    // Not asked again: the same request is filtered again.
+    expect(fake.requests).toHaveLength(1)
+  })
+
+  it("DashScope's data_inspection_failed event after two tokens, on the wire", async () => {
+    const fake = await gw.one('qwen')
+    const refused = qwenErrors.compatibleDataInspectionFailed().body as { error: object }
+    fake.enqueue({
+      kind: 'text',
+      text: 'one two three',
+      streamError: {
+        afterTokens: 2,
+        // What DashScope's output inspection says mid-stream (its input one says "Input data").
+        body: {
+          ...refused,
+          error: { ...refused.error, message: 'Output data may contain inappropriate content.' },
+        },
+        status: 400,
+      },
+    })
+    const res = await fetch(`${gw.harness.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        model: 'm',
+        messages: [{ role: 'user', content: 'hi' }],
+        stream: true,
+      }),
+    })
+    expect(res.status).toBe(200)
+    const events = (await res.text()).split('\n\n').filter((e) => e !== '')
+    expect(events.at(-1)).toBe('data: [DONE]')
+    const last = JSON.parse(events.at(-2)!.slice('data: '.length))
+    expect(last.choices).toMatchObject([{ delta: {}, finish_reason: 'content_filter' }])
+    expect(events.some((e) => e.includes('"error"'))).toBe(false)
+  })
+})

@@ -157,9 +157,17 @@ export function errorReply(error: unknown, keyWait?: KeyWait): ErrorReply {
       keyWait,
     )
   }
-  // A bug meets the same request again, and one after the provider answered
-  // lost an answer already paid for: openai-node retried every 500 (twice by
-  // default), each retry sent again and billed again.
+  return internalErrorReply()
+}
+
+/**
+ * A bug's reply, wherever the gateway writes one (here, and `startGateway`'s
+ * answer to what its router left). A bug meets the same request again, and
+ * one after the provider answered lost an answer already paid for:
+ * openai-node retried every 500 (twice by default), each retry sent again
+ * and billed again.
+ */
+export function internalErrorReply(): ErrorReply {
   return reply(500, 'internal gateway error', 'server_error', 'internal_error', null, NO_RETRY)
 }
 

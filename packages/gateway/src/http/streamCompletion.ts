@@ -1,7 +1,7 @@
 import { type Deadline, isDeadlineExceeded } from '@hourglass/core'
 import type { Response } from 'express'
 import type { GatewayContext } from '../GatewayContext.js'
-import { callModel, type StreamEvent } from '../llm.js'
+import { callModel, isProviderError, isStreamInterrupted, type StreamEvent } from '../llm.js'
 import { OPENAI_SSE_DONE, OpenAIChunkEncoder, openAISseData } from '../openai/encode.js'
 import { SseRecutter } from '../sse/SseRecutter.js'
 import { beforeForeignEnd } from './beforeForeignEnd.js'
@@ -51,7 +51,9 @@ export interface StreamReplyOptions {
  * and fallback is invisible and a failure is an ordinary HTTP error (429,
  * 502, 504…). After it the status is 200 and cannot change, so a failure
  * ends the stream with one `data: {"error":{…}}` event and no `[DONE]` —
- * the official SDKs throw an `APIError` from the iterator on it. Every byte
+ * the official SDKs throw an `APIError` from the iterator on it — but for
+ * the provider's output filter, which ends it as a `content_filter` finish
+ * (`outputFiltered`). Every byte
  * goes out through an `SseRecutter`: only whole events, hence whole UTF-8
  * characters, are written. Returns the status for the log: what the client
  * saw, or 499 when it hung up before the end (nothing more is written then).
@@ -208,17 +210,31 @@ export async function streamCompletion(
     if (endedBadly) throw endedInError(reply.answeredBy?.(), true, badReason)
     await write(OPENAI_SSE_DONE)
   } catch (error) {
-    const shaped = ctx.redact(errorReply(error))
-    if (scope !== undefined) scope.errorCode ??= shaped.body.error.code
-    logIfBug(ctx, shaped.body.error.code, error)
-    // The backstop's end carried the error event: the call only unwound.
-    if (interrupted) return 200
-    // Cut by the gateway (onCut noted why): whatever the call ended with
-    // after that — the close may read as a departure to it — says nothing new.
-    if (res.destroyed && !clientLeft && isDeadlineExceeded(options.deadline.reason)) onCut()
-    if (cut) return 200
-    if (shaped.status === 499 || res.destroyed) clientLeft = true
-    else await write(interrupt(shaped))
+    if (!interrupted && !cut && !res.destroyed && outputFiltered(error)) {
+      // The provider refused the rest of the output, as Azure OpenAI's
+      // filter and Anthropic's `stop_reason: "refusal"` do: their finish,
+      // `content_filter`, then `[DONE]`. Not an outage: as a
+      // `stream_interrupted` `server_error` event the official clients threw
+      // mid-iteration, and alerts and retry logic read the gateway failing
+      // where the same request is filtered again. No usage chunk: the
+      // provider reported none.
+      ctx.log('info', 'stream-filtered', { model: reply.model, by: reply.answeredBy?.() })
+      const finish = encoder.encode({ type: 'finish', finishReason: 'content_filter' })
+      for (const chunk of finish) await write(openAISseData(chunk))
+      await write(OPENAI_SSE_DONE)
+    } else {
+      const shaped = ctx.redact(errorReply(error))
+      if (scope !== undefined) scope.errorCode ??= shaped.body.error.code
+      logIfBug(ctx, shaped.body.error.code, error)
+      // The backstop's end carried the error event: the call only unwound.
+      if (interrupted) return 200
+      // Cut by the gateway (onCut noted why): whatever the call ended with
+      // after that — the close may read as a departure to it — says nothing new.
+      if (res.destroyed && !clientLeft && isDeadlineExceeded(options.deadline.reason)) onCut()
+      if (cut) return 200
+      if (shaped.status === 499 || res.destroyed) clientLeft = true
+      else await write(interrupt(shaped))
+    }
   } finally {
     if (keepAlive !== undefined) ctx.clock.clearTimeout(keepAlive)
     keepAlive = undefined
@@ -237,6 +253,20 @@ export async function streamCompletion(
   }
   if (clientLeft && scope !== undefined) scope.errorCode ??= 'client_closed'
   return clientLeft ? 499 : 200
+}
+
+/**
+ * The stream broke after its first token because the provider's output
+ * filter stopped it (llm's `content_policy`: Anthropic's `event: error`
+ * "Output blocked by content filtering policy", DashScope's
+ * `data_inspection_failed`): a finish, not a failure.
+ */
+function outputFiltered(error: unknown): boolean {
+  return (
+    isStreamInterrupted(error) &&
+    isProviderError(error.cause) &&
+    error.cause.kind === 'content_policy'
+  )
 }
 
 /** Output the model generated (llm's first token: an empty delta never arrives as one). */
