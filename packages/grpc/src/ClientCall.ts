@@ -29,6 +29,7 @@ import {
   systemClock,
 } from '@hourglass/core'
 import { type GrpcClientEndMessage, grpcChannels } from './channels.js'
+import { channelTarget } from './channelTarget.js'
 import type { ResolvedClientOptions } from './clientOptions.js'
 import { type Turn, thisTurn } from './eventLoopTurn.js'
 import { withoutForwardedDeadlines, withoutForwardedGrpcTimeout } from './forwardedDeadlines.js'
@@ -93,6 +94,8 @@ export class ClientCall {
   #pendingWrites: Set<() => void> | undefined
   /** The turn of the event loop the call was started in (see #passCancel). */
   #startTurn: Turn | undefined
+  /** Its channel's target (see `channelTarget`), read as it is sent; undefined for one never sent. */
+  #target: string | undefined
   /**
    * What the caller ran in when it made the call (grpc-js runs interceptors
    * synchronously in the client method): its answer is delivered in it.
@@ -302,8 +305,9 @@ export class ClientCall {
           return
         }
         // Before anything is published: a call that cannot be made has no start.
+        let call: NextCallResult
         try {
-          made()
+          call = made()
         } catch (error) {
           if (sync) throw error
           below = unsent
@@ -321,6 +325,11 @@ export class ClientCall {
           return
         }
         this.#caller = listener
+        // Before it is started (see `channelTarget`), and only for a subscriber:
+        // a tracer's `server.address`, on the call's span and its duration.
+        if (grpcChannels.clientStart.hasSubscribers || grpcChannels.clientEnd.hasSubscribers) {
+          this.#target = channelTarget(call)
+        }
         // Read before the header is: the header, written from the time left
         // a moment later, is then never above the budget published with it.
         const budgetMs = this.#budgetFromNow()
@@ -342,6 +351,7 @@ export class ClientCall {
             headerMs: sent.headerMs,
             refused: false,
             metadata: outbound,
+            target: this.#target,
           }))
         }
         // Once #cancel has delivered the status itself (see there), nothing
@@ -518,6 +528,7 @@ export class ClientCall {
       headerMs: undefined,
       refused: true,
       metadata: undefined,
+      target: undefined,
     }))
   }
 
@@ -757,6 +768,7 @@ export class ClientCall {
       code,
       elapsedMs: systemClock.now() - this.#startedAt,
       outcome,
+      target: this.#target,
     }))
   }
 }

@@ -140,6 +140,16 @@ export interface GrpcClientStartMessage {
    * may add to it (a tracer's `traceparent`). Undefined for a refused call.
    */
   metadata: Metadata | undefined
+  /**
+   * The target of the channel the call is sent on, as grpc-js names it
+   * (`dns:127.0.0.1:50051`, `dns:///api.example.com`, `ipv6:[::1]:50051`,
+   * `unix:/run/app.sock`): what a tracer reads its `server.address` and
+   * `server.port` from. Behind an HTTP CONNECT proxy (`grpc_proxy`,
+   * `https_proxy`) grpc-js names the proxy's. Undefined for a call that was
+   * not sent (refused, or failed as it was made), and when the call below
+   * ours does not say (an interceptor's own answering `getPeer()`).
+   */
+  target: string | undefined
 }
 
 /** `hourglass:grpc:client-end`: an outbound call ended. */
@@ -157,6 +167,8 @@ export interface GrpcClientEndMessage {
    * caller's deadline was (the caller left); `error`: any other status.
    */
   outcome: 'ok' | 'refused' | 'expired' | 'cancelled' | 'error'
+  /** The channel's target, as in this call's start message. */
+  target: string | undefined
 }
 
 /**

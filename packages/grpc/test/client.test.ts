@@ -82,6 +82,7 @@ describe('deadlineInterceptor: every call carries the caller deadline', () => {
   it('the call is given min(its own deadline, remaining − reserveMs) as grpc-timeout, and x-deadline-remaining-ms says the same', async () => {
     const { arrivals } = await echoServer()
     const starts = watch<GrpcClientStartMessage>(grpcChannels.clientStart)
+    const ends = watch<GrpcClientEndMessage>(grpcChannels.clientEnd)
     const work = client({ reserveMs: 50 })
     // A manual clock: exactly 800 ms are left whatever the box is doing.
     const deadline = Deadline.after(800, { clock: new ManualClock() })
@@ -100,7 +101,10 @@ describe('deadlineInterceptor: every call carries the caller deadline', () => {
       remainingMs: 800,
       headerMs: 750,
       refused: false,
+      // The channel's target as grpc-js names it (a tracer's server.address and server.port).
+      target: `dns:${server!.address}`,
     })
+    expect(ends.messages[0]).toMatchObject({ outcome: 'ok', target: `dns:${server!.address}` })
     // The gRPC deadline's ms from the call's start, on the wall clock: a
     // moment after the call was made (the first call makes its channel's).
     expect(starts.messages[0]!.budgetMs).toBeLessThanOrEqual(750)
@@ -418,8 +422,17 @@ describe('deadlineInterceptor: no budget, no call', () => {
     expect(result.error?.code).toBe(status.DEADLINE_EXCEEDED)
     expect(result.error?.details).toMatch(/^not sent, no budget left: /)
     expect(isDeadlineExceeded(fromGrpcError(result.error))).toBe(true)
-    expect(starts.messages[0]).toMatchObject({ refused: true, budgetMs: 0, headerMs: undefined })
-    expect(ends.messages[0]).toMatchObject({ outcome: 'refused', code: status.DEADLINE_EXCEEDED })
+    expect(starts.messages[0]).toMatchObject({
+      refused: true,
+      budgetMs: 0,
+      headerMs: undefined,
+      target: undefined,
+    })
+    expect(ends.messages[0]).toMatchObject({
+      outcome: 'refused',
+      code: status.DEADLINE_EXCEEDED,
+      target: undefined,
+    })
     // The channel never tried to connect.
     expect(work.getChannel().getConnectivityState(false)).toBe(0)
   })

@@ -31,6 +31,7 @@ import {
 } from './attributes.js'
 import { metadataGetter, metadataSetter } from './carriers.js'
 import type { DeadlineSpans } from './deadlineSpans.js'
+import { grpcTargetServer } from './grpcTargetServer.js'
 import { defined, type Handlers, ms } from './handlers.js'
 import type { OpenWork } from './OpenWork.js'
 import {
@@ -186,6 +187,8 @@ export function grpcTraceHandlers(
           kind: SpanKind.CLIENT,
           attributes: defined({
             ...rpcAttributes(m.method, conventions),
+            // At creation, as the conventions ask (a sampler may read them).
+            ...grpcTargetServer(m.target),
             [ATTR_DEADLINE_BUDGET_MS]: ms(m.budgetMs),
             [ATTR_DEADLINE_REMAINING_MS]: ms(m.remainingMs),
             [ATTR_DEADLINE_HEADER_MS]: m.headerMs,

@@ -40,6 +40,7 @@ import {
   METRIC_RPC_SERVER_CALL_DURATION,
   METRIC_SUCCEEDED,
 } from './attributes.js'
+import { grpcTargetServer } from './grpcTargetServer.js'
 import {
   defined,
   ENDED_IN_ERROR_TYPE,
@@ -396,7 +397,7 @@ export function metricHandlers(meter: Meter): Handlers {
         if (m.outcome === 'refused' || !Number.isFinite(m.elapsedMs)) return
         rpcClientDuration.record(
           seconds(Math.max(0, m.elapsedMs)),
-          rpcCallAttributes(m.method, m.code, 'client', conventions),
+          rpcCallAttributes(m.method, m.code, 'client', conventions, grpcTargetServer(m.target)),
         )
       },
     },
@@ -437,16 +438,20 @@ export function metricHandlers(meter: Meter): Handlers {
 /**
  * A gRPC call's duration attributes: its method and status as on its span
  * (older or stable names, as opted in), and `error.type` when the status
- * makes the span an error (the conventions' "if and only if it failed").
+ * makes the span an error (the conventions' "if and only if it failed"). On
+ * the client, the server it was sent to (`server.address`, `server.port`),
+ * as its span says.
  */
 function rpcCallAttributes(
   method: string,
   code: number,
   side: 'client' | 'server',
   conventions: RpcConventions,
+  server: Attributes = {},
 ): Attributes {
   return defined({
     ...rpcAttributes(method, conventions),
+    ...server,
     ...rpcStatusAttributes(code, conventions),
     [ATTR_ERROR_TYPE]: grpcErrorType(code, side),
   })

@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import {
   credentials,
   type Metadata,
@@ -18,6 +21,7 @@ import {
 import {
   deadlineInterceptor,
   deadlineServerInterceptor,
+  grpcChannels,
   type ServerDeadlineOptions,
 } from '@hourglass/grpc'
 import {
@@ -507,5 +511,111 @@ describe('gRPC spans follow OTEL_SEMCONV_STABILITY_OPT_IN for the RPC convention
       'rpc.grpc.status_code': status.UNAVAILABLE,
       'rpc.status_code': 'UNAVAILABLE',
     })
+  })
+})
+
+// The gRPC conventions require `server.address` (and `server.port` when the
+// target names one) on a CLIENT span, from the channel's configuration, not
+// the connection: one group of servers, one value. The spans had neither.
+describe('instrumentDeadlines: the server a gRPC call was sent to', () => {
+  const server = (spans: ReadableSpan[]) => {
+    const out = kindOf(spans, SpanKind.CLIENT)
+    return {
+      address: out.attributes['server.address'],
+      port: out.attributes['server.port'],
+    }
+  }
+
+  it('server.address and server.port from the channel’s target, however it is spelt: a name stays a name, a unix socket is its path', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'hourglass-otel-'))
+    const socket = join(dir, 'quotes.sock')
+    const grpcServer = new Server({ interceptors: [deadlineServerInterceptor()] })
+    grpcServer.addService(service, {
+      ask: (_call: unknown, callback: (error: null, value: unknown) => void) =>
+        callback(null, { price: 42 }),
+    })
+    const bind = (address: string) =>
+      new Promise<number>((resolve, reject) =>
+        grpcServer.bindAsync(address, ServerCredentials.createInsecure(), (error, bound) =>
+          error ? reject(error) : resolve(bound),
+        ),
+      )
+    const port = await bind('localhost:0')
+    await bind(`unix:${socket}`)
+    closers.push(
+      () => grpcServer.forceShutdown(),
+      () => rmSync(dir, { recursive: true, force: true }),
+    )
+
+    const cases: Array<[string, { address: unknown; port: unknown }]> = [
+      [`localhost:${port}`, { address: 'localhost', port }],
+      [`dns:///localhost:${port}`, { address: 'localhost', port }],
+      [`ipv4:127.0.0.1:${port}`, { address: '127.0.0.1', port }],
+      // Several addresses are no one server: the whole target, no port.
+      [
+        `ipv4:127.0.0.1:${port},127.0.0.1:${port}`,
+        { address: `ipv4:127.0.0.1:${port},127.0.0.1:${port}`, port: undefined },
+      ],
+      [`unix:${socket}`, { address: socket, port: undefined }],
+      [`unix://${socket}`, { address: socket, port: undefined }],
+    ]
+    for (const [target, expected] of cases) {
+      otel.exporter.reset()
+      const client = new QuotesClient(target, credentials.createInsecure(), {
+        interceptors: [deadlineInterceptor()],
+      }) as unknown as QuotesClient
+      closers.push(() => client.close())
+      const { result } = asCaller(Deadline.after(5000), () => ask(client))
+      expect((await result).value, target).toEqual({ price: 42 })
+      const spans = await otel.spansWhere(bothEnded)
+      expect(server(spans), target).toEqual(expected)
+      // The server's span reads no target: its own conventions ask for `:authority`.
+      expect(kindOf(spans, SpanKind.SERVER).attributes['server.address'], target).toBeUndefined()
+    }
+  })
+
+  it('a target grpc-js names in any other way is read as the conventions ask, and a strange one fails nothing', async () => {
+    const cases: Array<[unknown, { address: unknown; port: unknown }]> = [
+      // An authority is the DNS server to ask, not the server called.
+      ['dns://8.8.8.8/grpc.io:50051', { address: 'grpc.io', port: 50051 }],
+      // No port named: grpc-js's default (443) is not written.
+      ['dns:///api.example.com', { address: 'api.example.com', port: undefined }],
+      ['xds:///quotes.example.com:8443', { address: 'quotes.example.com', port: 8443 }],
+      // The address is `::1`; the brackets are the target's spelling.
+      ['ipv6:[::1]:50051', { address: '::1', port: 50051 }],
+      // A scheme with no rule: the whole target, no port.
+      [
+        'zk://zookeeper:2181/my-server',
+        { address: 'zk://zookeeper:2181/my-server', port: undefined },
+      ],
+      ['dns:quotes:99999', { address: 'dns:quotes:99999', port: undefined }],
+      // None, or not a string: neither attribute, and the call is traced all the same.
+      [undefined, { address: undefined, port: undefined }],
+      ['', { address: undefined, port: undefined }],
+      [42, { address: undefined, port: undefined }],
+    ]
+    for (const [target, expected] of cases) {
+      otel.exporter.reset()
+      const call = {}
+      const base = { call, deadline: undefined, method: '/shop.Quotes/Ask', target } as const
+      grpcChannels.clientStart.publish(() => ({
+        ...base,
+        target: target as string | undefined,
+        budgetMs: 1000,
+        remainingMs: Number.POSITIVE_INFINITY,
+        headerMs: undefined,
+        refused: false,
+        metadata: new MetadataClass(),
+      }))
+      grpcChannels.clientEnd.publish(() => ({
+        ...base,
+        target: target as string | undefined,
+        code: status.OK,
+        elapsedMs: 1,
+        outcome: 'ok',
+      }))
+      const spans = await otel.spansWhere((all) => all.length === 1)
+      expect(server(spans), String(target)).toEqual(expected)
+    }
   })
 })

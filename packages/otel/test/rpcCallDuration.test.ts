@@ -38,6 +38,8 @@ const SERVER = 'rpc.server.call.duration'
 
 let otel: ReturnType<typeof setupOtel>
 let stop: StopInstrumentation
+/** The port the server listens on, on 127.0.0.1 (set by `start`). */
+let port = 0
 const closers: Array<() => void> = []
 const optInBefore = process.env.OTEL_SEMCONV_STABILITY_OPT_IN
 
@@ -74,7 +76,7 @@ async function start(optIn: string | undefined): Promise<QuotesClient> {
       else callback({ code, details: 'no' })
     },
   })
-  const port = await new Promise<number>((resolve, reject) =>
+  port = await new Promise<number>((resolve, reject) =>
     server.bindAsync('127.0.0.1:0', ServerCredentials.createInsecure(), (error, bound) =>
       error ? reject(error) : resolve(bound),
     ),
@@ -117,11 +119,17 @@ describe('rpc.client.call.duration and rpc.server.call.duration', () => {
 
     expect(await otel.unit(CLIENT)).toBe('s')
     expect(await otel.unit(SERVER)).toBe('s')
-    const method = { 'rpc.system': 'grpc', 'rpc.service': 'shop.Quotes', 'rpc.method': 'Ask' }
     for (const [name, kind] of [
       [CLIENT, SpanKind.CLIENT],
       [SERVER, SpanKind.SERVER],
     ] as const) {
+      const method = {
+        'rpc.system': 'grpc',
+        'rpc.service': 'shop.Quotes',
+        'rpc.method': 'Ask',
+        // The server it was sent to, from the client's target (`127.0.0.1:<port>`).
+        ...(kind === SpanKind.CLIENT ? { 'server.address': '127.0.0.1', 'server.port': port } : {}),
+      }
       const found = await points(name)
       expect(
         found
@@ -166,6 +174,7 @@ describe('rpc.client.call.duration and rpc.server.call.duration', () => {
         name,
       ).toEqual([
         {
+          ...(name === CLIENT ? { 'server.address': '127.0.0.1', 'server.port': port } : {}),
           'rpc.system.name': 'grpc',
           'rpc.method': 'shop.Quotes/Ask',
           'rpc.status_code': 'UNAVAILABLE',
