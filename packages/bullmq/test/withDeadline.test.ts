@@ -7,6 +7,8 @@ import {
   DeadlineExceededError,
   isDeadlineExceeded,
   ManualClock,
+  markForeignExpiry,
+  runWithDeadline,
 } from '@hourglass/core'
 import { createFetch } from '@hourglass/fetch'
 import { deadlineInterceptor, deadlineServerInterceptor, fromGrpcError } from '@hourglass/grpc'
@@ -65,6 +67,28 @@ interface SlowClient extends grpc.Client {
 
 describe.skipIf(!available)('withDeadline: a worker enforces the deadline a job carries', () => {
   const redis = useRedisQueues()
+
+  /** A client of a `Slow` service that never answers, under `interceptors`; closed after the test. */
+  const slowService = async (interceptors: grpc.ServerInterceptor[]): Promise<SlowClient> => {
+    const grpcServer = new grpc.Server({ interceptors })
+    grpcServer.addService(Slow.service, { never() {} })
+    const port = await new Promise<number>((resolve, reject) =>
+      grpcServer.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (e, p) =>
+        e ? reject(e) : resolve(p),
+      ),
+    )
+    const client = new Slow(`127.0.0.1:${port}`, grpc.credentials.createInsecure(), {
+      interceptors: [deadlineInterceptor()],
+      // Its own connection, not one grpc-js shares by address with a
+      // closed server's (a port the OS handed out again).
+      'grpc.use_local_subchannel_pool': 1,
+    }) as unknown as SlowClient
+    onTestFinished(() => {
+      client.close()
+      grpcServer.forceShutdown()
+    })
+    return client
+  }
 
   /** The next attempt's `end` message. */
   const nextEnd = (): Promise<BullmqEndMessage> => {
@@ -215,44 +239,23 @@ describe.skipIf(!available)('withDeadline: a worker enforces the deadline a job 
       await fetch.close()
     })
 
-    it("a gRPC service's DEADLINE_EXCEEDED, answered its reserve before the job's own deadline, stops the job: not retried into calls that arrive expired", async () => {
+    it("a gRPC DEADLINE_EXCEEDED of the job's deadline, with 100 ms or less of it left, stops the job (raw or read with fromGrpcError): not retried into calls that arrive expired", async () => {
       // The service keeps 40 ms back to answer in (a fixed reserveMs; the
       // default is 10–100 ms): it answers DEADLINE_EXCEEDED, with
-      // x-deadline-expired: 1, that long before the job's deadline ends.
-      // Counted as they arrive, before ours: one that arrives expired (a
-      // loaded box slow to connect) never reaches the handler.
-      let calls = 0
-      const counted: grpc.ServerInterceptor = (_method, call) => {
-        calls++
-        return new grpc.ServerInterceptingCall(call)
-      }
-      const grpcServer = new grpc.Server({
-        interceptors: [counted, deadlineServerInterceptor({ reserveMs: 40 })],
-      })
-      grpcServer.addService(Slow.service, { never() {} }) // never answers
-      const port = await new Promise<number>((resolve, reject) =>
-        grpcServer.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (e, p) =>
-          e ? reject(e) : resolve(p),
-        ),
-      )
-      const client = new Slow(`127.0.0.1:${port}`, grpc.credentials.createInsecure(), {
-        interceptors: [deadlineInterceptor()],
-        // Its own connection, not one grpc-js shares by address with a
-        // closed server's (a port the OS handed out again).
-        'grpc.use_local_subchannel_pool': 1,
-      }) as unknown as SlowClient
-      onTestFinished(() => {
-        client.close()
-        grpcServer.forceShutdown()
-      })
+      // x-deadline-expired: 1, that long before the budget sent ends. On a
+      // loaded box grpc-js's own timer on that budget may answer first: a
+      // status of the job's deadline either way, and the rule is the same.
+      const client = await slowService([deadlineServerInterceptor({ reserveMs: 40 })])
 
       const { queue, events, name } = await redis.queue()
       const ends = collect(bullmqChannels.end)
       // The worker's clock is moved so that each attempt calls with 90 ms of
       // the job's deadline left; the service's answer comes in real time.
       const clock = new ManualClock()
+      let runs = 0
       const processor = withDeadline(
         async (job: Job) => {
+          runs++
           clock.advance(currentDeadline()!.remaining() - 90)
           const error = await new Promise<grpc.ServiceError>((resolve) =>
             client.never({}, (e) => resolve(e!)),
@@ -282,12 +285,61 @@ describe.skipIf(!available)('withDeadline: a worker enforces the deadline a job 
           /^deadline_exceeded: job \S+ of \S+ was stopped by its deadline \(added with \d+ ms left\): /,
         )
       }
-      expect(calls).toBe(2)
+      expect(runs).toBe(2)
       expect(ends.map((e) => [e.name, e.outcome])).toEqual([
         ['raw', 'deadline_exceeded'],
         ['told', 'deadline_exceeded'],
       ])
       expect(processor.counts).toEqual({ expired: 0, stopped: 2, retriesDropped: 0 })
+    })
+
+    it("a DEADLINE_EXCEEDED near the job's end that is not its deadline's (a shorter deadline of the call's own, an expiry marked foreign) is an ordinary failure: retried", async () => {
+      const client = await slowService([])
+      const { queue, events, name } = await redis.queue()
+      const ends = collect(bullmqChannels.end)
+      const clock = new ManualClock()
+      const processor = withDeadline(
+        async (job: Job) => {
+          clock.advance(currentDeadline()!.remaining() - 90)
+          if (job.name === 'foreign') {
+            // As fromJobError gives for a child job's own cap, say.
+            throw markForeignExpiry(new DeadlineExceededError({ budgetMs: 50, elapsedMs: 50 }))
+          }
+          // The call's own 30 ms cap runs out (the job's 90 ms do not): the
+          // server never answers.
+          const error = await runWithDeadline(
+            Deadline.after(30),
+            () => new Promise<grpc.ServiceError>((resolve) => client.never({}, (e) => resolve(e!))),
+          )
+          expect(error.code).toBe(grpc.status.DEADLINE_EXCEEDED)
+          throw job.name === 'raw' ? error : fromGrpcError(error)
+        },
+        { clock },
+      )
+      redis.worker(name, processor)
+      for (const jobName of ['raw', 'told', 'foreign']) {
+        const job = await addWithDeadline(
+          queue,
+          jobName,
+          {},
+          { deadline: Deadline.after(20_000), attempts: 2 },
+        )
+        const result = await finished(job, events, queue)
+        // Retried once, then failed with the processor's error as it was.
+        // Before, the raw status (not the one read back) stopped the job.
+        expect(result.state).toBe('failed')
+        expect(result.attemptsMade).toBe(2)
+        expect(result.failedReason).not.toMatch(/^deadline_exceeded/)
+      }
+      expect(ends.map((e) => [e.name, e.outcome])).toEqual([
+        ['raw', 'retry'],
+        ['raw', 'failed'],
+        ['told', 'retry'],
+        ['told', 'failed'],
+        ['foreign', 'retry'],
+        ['foreign', 'failed'],
+      ])
+      expect(processor.counts).toEqual({ expired: 0, stopped: 0, retriesDropped: 0 })
     })
   })
 
@@ -414,6 +466,35 @@ describe.skipIf(!available)('withDeadline: a worker enforces the deadline a job 
     const delayMs = Number(/after (\d+) ms/.exec(reason)?.[1])
     expect(delayMs).toBeGreaterThan(50_000)
     expect(delayMs).toBeLessThanOrEqual(60_000)
+    expect(ends.map((e) => e.outcome)).toEqual(['no_time_to_retry'])
+    expect(processor.counts).toEqual({ expired: 0, stopped: 0, retriesDropped: 1 })
+  })
+
+  it("a moveToDelayed refused in the job's last 100 ms is still a retry that does not fit (no_time_to_retry), not the job stopped by its deadline", async () => {
+    const { queue, events, name } = await redis.queue()
+    const ends = collect(bullmqChannels.end)
+    const clock = new ManualClock()
+    const processor = withDeadline(
+      async (job: Job, token?: string) => {
+        clock.advance(currentDeadline()!.remaining() - 90)
+        await job.moveToDelayed(Date.now() + 60_000, token)
+      },
+      { clock },
+    )
+    redis.worker(name, processor)
+    const job = await addWithDeadline(
+      queue,
+      'poll',
+      {},
+      { deadline: Deadline.after(20_000), attempts: 3 },
+    )
+    const result = await finished(job, events, queue)
+    expect(result.state).toBe('failed')
+    expect(result.attemptsMade).toBe(1)
+    // Before: "was stopped by its deadline", the refusal nested in it, counted stopped.
+    expect(result.failedReason).toMatch(
+      /^deadline_exceeded: job \d+ of \S+ failed with \d+ ms left \(added with \d+ ms left\) and its next attempt, after \d+ ms, would not fit; not retried: moveToDelayed\(\d+\) would resume the job \d+ ms after its deadline; it was not moved$/,
+    )
     expect(ends.map((e) => e.outcome)).toEqual(['no_time_to_retry'])
     expect(processor.counts).toEqual({ expired: 0, stopped: 0, retriesDropped: 1 })
   })
