@@ -101,6 +101,38 @@ describe("a provider's output filter mid-stream ends the stream as content_filte
     expect(fake.requests).toHaveLength(1)
   })
 
+  it('not once a tool call had begun: the client gets the error event, not a call to run without its arguments', async () => {
+    const fake = await gw.one('anthropic')
+    fake.enqueue(
+      reply.text('Sending.', {
+        toolCalls: [{ id: 'call_1', name: 'send_email', arguments: { to: 'ann@example.com' } }],
+        streamError: { ...anthropicErrors.outputBlockedInStream().streamError!, afterTokens: 2 },
+      }),
+    )
+    const stream = await gw.harness.client.chat.completions.create({
+      model: 'm',
+      messages: [{ role: 'user', content: 'Email Ann.' }],
+      tools: [
+        { type: 'function', function: { name: 'send_email', parameters: { type: 'object' } } },
+      ],
+      stream: true,
+    })
+    const finishes: unknown[] = []
+    const named: unknown[] = []
+    const error = await (async () => {
+      for await (const chunk of stream) {
+        const choice = chunk.choices[0]
+        if (choice?.finish_reason) finishes.push(choice.finish_reason)
+        for (const call of choice?.delta.tool_calls ?? []) named.push(call.function?.name)
+      }
+    })().catch((e: unknown) => e)
+    // The call had begun on the wire; no finish told the client to run it.
+    expect(named).toContain('send_email')
+    expect(finishes).toEqual([])
+    expect(error).toBeInstanceOf(APIError)
+    expect((error as APIError).message).toMatch(/Output blocked by content filtering policy/)
+  })
+
   it("DashScope's data_inspection_failed event after two tokens, on the wire", async () => {
     const fake = await gw.one('qwen')
     const refused = qwenErrors.compatibleDataInspectionFailed().body as { error: object }

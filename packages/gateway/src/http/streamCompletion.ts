@@ -259,13 +259,18 @@ export async function streamCompletion(
  * The stream broke after its first token because the provider's output
  * filter stopped it (llm's `content_policy`: Anthropic's `event: error`
  * "Output blocked by content filtering policy", DashScope's
- * `data_inspection_failed`): a finish, not a failure.
+ * `data_inspection_failed`): a finish, not a failure — unless a tool call
+ * had begun. Its arguments may be cut or missing (the client's parser reads
+ * none as `{}`), and a finish would have the client run a call the model
+ * never finished writing (`send_email({})`): such a stream stays
+ * interrupted, as a cut one is.
  */
 function outputFiltered(error: unknown): boolean {
   return (
     isStreamInterrupted(error) &&
     isProviderError(error.cause) &&
-    error.cause.kind === 'content_policy'
+    error.cause.kind === 'content_policy' &&
+    !error.partialContent.some((block) => block.type === 'tool_call')
   )
 }
 
