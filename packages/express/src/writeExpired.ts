@@ -134,9 +134,11 @@ export function discardUnsentHead(res: ServerResponse, method: string | undefine
   // the 504, framed by its own length, said `Connection: keep-alive` on a
   // connection then closed, and a request pipelined behind it went
   // unanswered. Node marks it again from the new head (a `Connection:
-  // close` kept above); not for a client that half-closed its side, which
-  // Node marks too.
-  if (!FRAMED.test(head) && !halfClosed(res)) out._last = false
+  // close` kept above); not when a client that half-closed its side sent
+  // this request last, whose answer Node marks so too (the connection's
+  // latest: one pipelined behind it is answered, and the connection ends
+  // after that one).
+  if (!FRAMED.test(head) && !lastBeforeHalfClose(res)) out._last = false
   // What the head said of its own body goes with it: `writeHead(status,
   // headers)` merges its headers into the stored ones (whenever one was set
   // before it, as Express's X-Powered-By is; else just above) and its reason
@@ -153,10 +155,18 @@ export function discardUnsentHead(res: ServerResponse, method: string | undefine
 /** A head that says how its body ends: by a length, or by chunks. */
 const FRAMED = /\r\n(?:content-length|transfer-encoding):/i
 
-/** The client has ended its side of the connection (its FIN, read by Node). */
-function halfClosed(res: ServerResponse): boolean {
-  const req = (res as { req?: { socket?: { readableEnded?: boolean } | null } }).req
-  return req?.socket?.readableEnded === true
+/**
+ * The client has ended its side of the connection (its FIN, read by Node)
+ * and this response's request is the last it sent: the one Node marks to
+ * close the connection after (`socketOnEnd` marks the latest response only).
+ */
+function lastBeforeHalfClose(res: ServerResponse): boolean {
+  type Req = { socket?: { readableEnded?: boolean; parser?: { incoming?: unknown } | null } | null }
+  const req = (res as { req?: Req }).req
+  const socket = req?.socket
+  if (socket?.readableEnded !== true) return false
+  const parser = socket.parser
+  return parser === null || parser === undefined || parser.incoming === req
 }
 
 /**
