@@ -203,7 +203,9 @@ describe.each(majors)('the answer to an expired request is framed ($name)', (maj
       socket.end()
       await expect.poll(() => accepted[0]?.readableEnded).toBe(true)
       clock.advance(990)
-      await expect.poll(() => accepted[0]?.destroyed, 'the server ended the connection').toBe(true)
+      await expect
+        .poll(() => accepted[0]?.destroyed, { message: 'the server ended the connection' })
+        .toBe(true)
       expect([...text.matchAll(/HTTP\/1\.1 (\d{3}) /g)].map((m) => m[1])).toEqual(['504'])
     } finally {
       http.closeAllConnections()
