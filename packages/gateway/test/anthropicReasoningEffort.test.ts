@@ -103,11 +103,7 @@ describe('reasoning_effort to an Anthropic-backed model', () => {
       ],
       [{ max_tokens: 1024 }, 'max_tokens', 'above the thinking budget'],
       [{ reasoning_effort: 'xhigh' }, 'reasoning_effort', 'xhigh has none'],
-      [
-        { reasoning_effort: 'max' },
-        'reasoning_effort',
-        'none, minimal, low, medium, high or xhigh',
-      ],
+      [{ reasoning_effort: 'max' }, 'reasoning_effort', 'max has none'],
     ]
     for (const [fields, param, says] of cases) {
       const refused = await client.chat.completions

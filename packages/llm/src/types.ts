@@ -135,7 +135,8 @@ export interface Usage {
   cachedInputTokens?: number | undefined
   /**
    * Of `inputTokens`, those written to the provider's prompt cache
-   * (Anthropic's `cache_creation_input_tokens`, billed above the input
+   * (Anthropic's `cache_creation_input_tokens`, OpenAI's
+   * `prompt_tokens_details.cache_write_tokens`: billed above the input
    * price), when it reported them.
    */
   cacheCreationInputTokens?: number | undefined

@@ -48,11 +48,12 @@ export interface ModelPrice {
    * USD per million input tokens written to the provider's prompt cache
    * (`Usage.cacheCreationInputTokens`, Anthropic's
    * `cache_creation_input_tokens`: 1.25× the input price for a 5-minute
-   * entry, 2× for a 1-hour one). Absent: twice the input price, the dearest
+   * entry, 2× for a 1-hour one; OpenAI's `cache_write_tokens`: 1.25× from
+   * GPT-5.6). Absent: twice the input price, the dearest
    * write Anthropic bills, so a write is never charged below its bill (as
    * plain input it was: the spend fell short of the invoice, and the budget
    * could be overrun). Set it to 1.25× the input price if you write only
-   * 5-minute entries.
+   * 5-minute entries, or for OpenAI's models.
    */
   cacheCreationInputPerMTok?: number | undefined
   /**

@@ -125,7 +125,7 @@ describe('reasoning_effort to a Claude model that does not think', () => {
     expect(ids?.field).toBe('user')
     expect(ids?.reason).toBeUndefined()
     // An effort that is none of the values is the request's own error.
-    const wrong = refusal(model, { extra: { reasoning_effort: 'max' } })
+    const wrong = refusal(model, { extra: { reasoning_effort: 'extreme' } })
     expect(wrong?.field).toBe('reasoning_effort')
     expect(wrong?.reason).toBeUndefined()
   })

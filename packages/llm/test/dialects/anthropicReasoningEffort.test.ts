@@ -76,6 +76,48 @@ describe('reasoning_effort to Anthropic', () => {
     }
   })
 
+  // OpenAI's ReasoningEffort took `max` (openai 6.49); Anthropic's effort
+  // has it on every model of adaptive thinking (platform.claude.com,
+  // "Effort": Opus and Sonnet 4.6 and later), `xhigh` from Opus 4.7 and
+  // Sonnet 5 on. `max` was refused as no level at all, on every model.
+  it('max is Anthropic’s max effort from Claude 4.6 on; xhigh refused, naming the field, on Opus and Sonnet 4.6', async () => {
+    for (const model of [
+      'claude-opus-4-6',
+      'claude-sonnet-4-6',
+      'anthropic.claude-opus-4-7',
+      'claude-sonnet-5',
+      'claude-fable-5-1',
+    ]) {
+      const body = build({ reasoning_effort: 'max' }, model)
+      expect(body['thinking'], model).toEqual({ type: 'adaptive', display: 'summarized' })
+      expect(body['output_config'], model).toEqual({ effort: 'max' })
+    }
+    for (const model of ['claude-opus-4-6', 'us.anthropic.claude-sonnet-4-6']) {
+      const refused = refusal(() => build({ reasoning_effort: 'xhigh' }, model))
+      expect(refused, model).toMatchObject({ field: 'reasoning_effort' })
+      expect(refused.message).toContain('takes no xhigh effort')
+    }
+    expect(build({ reasoning_effort: 'xhigh' }, 'claude-opus-4-8')['output_config']).toEqual({
+      effort: 'xhigh',
+    })
+    // A budget model has no level above high: refused as xhigh is.
+    for (const model of ['claude-sonnet-4-5', 'claude-opus-4-5', 'my-proxy-alias']) {
+      const refused = refusal(() => build({ reasoning_effort: 'max' }, model))
+      expect(refused, model).toMatchObject({ field: 'reasoning_effort' })
+      expect(refused.message).toContain('max has none')
+    }
+    // Sent, the fake (which refuses a level the model lacks, as Anthropic
+    // does) answers it, with the thinking.
+    const fake = await fakes.start({ dialect: 'anthropic' })
+    fake.setReply(reply.text('Pick B.', { thinking: 'weighing it', signature: 'sig' }))
+    const answer = await callModel({
+      models: [fakes.adapterFor('anthropic', fake.baseURL, 'claude-opus-4-6')],
+      request: { messages: [user('A or B?')], maxTokens: 2048, extra: { reasoning_effort: 'max' } },
+    })
+    expect(answer.content.map((b) => b.type)).toEqual(['thinking', 'text'])
+    expect(fake.requests.at(-1)!.body).toMatchObject({ output_config: { effort: 'max' } })
+  })
+
   it('none turns nothing on', () => {
     for (const model of ['claude-sonnet-4-5', 'claude-opus-4-6']) {
       const body = build({ reasoning_effort: 'none' }, model)

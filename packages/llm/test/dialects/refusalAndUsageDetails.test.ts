@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest'
+import { CostBudget } from '../../src/budget/CostBudget.js'
 import { StreamCollector } from '../../src/call/StreamCollector.js'
 import { dialects } from '../../src/dialects/dialects.js'
 import type { StreamEvent } from '../../src/types.js'
@@ -122,6 +123,47 @@ describe('cached and reasoning token counts', () => {
       '[DONE]',
     ])
     expect(events.at(-1)).toMatchObject({ type: 'finish', usage: expected })
+  })
+
+  // openai-node 6.49's PromptTokensDetails.cache_write_tokens: the part of
+  // prompt_tokens written to the cache, apart from cached_tokens; GPT-5.6
+  // and later bill it at 1.25× the input price (OpenAI's prompt caching
+  // guide). Unread, Usage had no cache writes and a CostBudget priced them
+  // as plain input.
+  it('OpenAI: prompt_tokens_details.cache_write_tokens is cacheCreationInputTokens, whole and streamed, and priced as a write', () => {
+    const wire = {
+      prompt_tokens: 10_000,
+      completion_tokens: 100,
+      total_tokens: 10_100,
+      prompt_tokens_details: { cached_tokens: 0, cache_write_tokens: 8_000, audio_tokens: 0 },
+    }
+    const expected = {
+      inputTokens: 10_000,
+      outputTokens: 100,
+      cachedInputTokens: 0,
+      cacheCreationInputTokens: 8_000,
+    }
+    const whole = dialects.openai.parseResponse({
+      choices: [{ message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }],
+      usage: wire,
+    })
+    expect(whole.usage).toEqual(expected)
+    const events = parse('openai', [
+      chunk({ content: 'ok' }),
+      chunk({}, 'stop'),
+      { id: 'chatcmpl-r', choices: [], usage: wire },
+      '[DONE]',
+    ])
+    expect(events.at(-1)).toMatchObject({ type: 'finish', usage: expected })
+    // $5 in, $6.25 a cache write, $30 out per MTok: 2,000 × 5 + 8,000 ×
+    // 6.25 + 100 × 30 = $0.063 (as plain input it was $0.053).
+    const budget = new CostBudget({
+      limitUsd: 1,
+      prices: {
+        'gpt-5.6': { inputPerMTok: 5, outputPerMTok: 30, cacheCreationInputPerMTok: 6.25 },
+      },
+    })
+    expect(budget.record('gpt-5.6', whole.usage)).toBeCloseTo(0.063, 9)
   })
 
   it('OpenAI-compatible: DeepSeek’s prompt_cache_hit_tokens when prompt_tokens_details is absent', () => {

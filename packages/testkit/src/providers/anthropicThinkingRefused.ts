@@ -1,4 +1,5 @@
 import { anthropicAlwaysThinks } from './anthropicAlwaysThinks.js'
+import { anthropicEffortRefused } from './anthropicEffortRefused.js'
 import { anthropicThinkingDefaults } from './anthropicThinkingDefaults.js'
 import { anthropicThinkingTypeRefused } from './anthropicThinkingTypeRefused.js'
 import { claudeVersion } from './claudeVersion.js'
@@ -15,6 +16,9 @@ const DOCS = 'https://docs.claude.com/en/docs/build-with-claude/extended-thinkin
  * off, or is none of these. The fake answered them 200, so a client that
  * sent one passed against it and failed against the API
  * (docs.claude.com, "Extended thinking", "Thinking with tool use"):
+ * - an `output_config.effort` the model does not take, with thinking or
+ *   without (`anthropicEffortRefused`: `max` before Claude 4.6, `xhigh`
+ *   before Opus 4.7, any before Opus 4.5);
  * - a `thinking.type` the model does not take (`anthropicThinkingTypeRefused`:
  *   one the API does not know, `adaptive` where only a budget is taken,
  *   `between_tools` but on Sonnet 5.5);
@@ -52,6 +56,9 @@ export function anthropicThinkingRefused(
   const json = body as Record<string, unknown>
   const typeRefused = anthropicThinkingTypeRefused(json)
   if (typeRefused !== undefined) return typeRefused
+  // An effort level the model lacks, thinking or not (`anthropicEffortRefused`).
+  const effortRefused = anthropicEffortRefused(json)
+  if (effortRefused !== undefined) return effortRefused
   const refuse = (message: string) => anthropicErrors.invalidRequest(message)
   const toolChoice = (json['tool_choice'] as { type?: unknown } | null | undefined)?.type
   const forced = toolChoice === 'any' || toolChoice === 'tool'

@@ -84,8 +84,10 @@ export interface TextReply extends Pacing {
    * `cache_creation_input_tokens` beside it), OpenAI's `prompt_tokens`
    * includes `prompt_tokens_details.cached_tokens` (DeepSeek's
    * `prompt_cache_hit_tokens` too), Gemini's `promptTokenCount` includes
-   * `cachedContentTokenCount`. Only Anthropic reports cache writes; the
-   * others leave `cacheCreationInputTokens` out of their answers.
+   * `cachedContentTokenCount`. Anthropic reports cache writes
+   * (`cache_creation_input_tokens`), and the `openai` dialect does when this
+   * is above 0 (`prompt_tokens_details.cache_write_tokens`); the others
+   * leave `cacheCreationInputTokens` out of their answers.
    */
   usage?:
     | {

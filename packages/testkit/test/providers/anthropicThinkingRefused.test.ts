@@ -272,6 +272,53 @@ describe("the Anthropic fake answers Anthropic's 400s beside thinking", () => {
     }
   })
 
+  // platform.claude.com, "Effort": `max` from Claude 4.6 on, `xhigh` from
+  // Opus 4.7 on, no effort at all before Opus 4.5 nor on Sonnet and Haiku
+  // 4.5. The fake took every level from every model.
+  it('refuses an effort level the model does not take, with thinking or without', async () => {
+    fake = await startFakeProvider({ dialect: 'anthropic', reply: reply.text('ok') })
+    const refused = [
+      ['claude-opus-4-5', 'max', "output_config.effort 'max' is not supported for this model."],
+      ['claude-opus-4-5', 'xhigh', "output_config.effort 'xhigh' is not supported for this model."],
+      ['claude-opus-4-6', 'xhigh', "output_config.effort 'xhigh' is not supported for this model."],
+      [
+        'claude-sonnet-4-6',
+        'xhigh',
+        "output_config.effort 'xhigh' is not supported for this model.",
+      ],
+      ['claude-sonnet-4-5', 'high', 'This model does not support the effort parameter.'],
+      ['claude-haiku-4-5', 'low', 'This model does not support the effort parameter.'],
+      [
+        'claude-opus-4-7',
+        'extreme',
+        "output_config.effort: Input should be 'low', 'medium', 'high', 'xhigh' or 'max'",
+      ],
+    ] as const
+    for (const [model, effort, message] of refused) {
+      for (const thinking of [undefined, ADAPTIVE]) {
+        const body = { model, output_config: { effort }, ...(thinking ? { thinking } : {}) }
+        // Adaptive thinking on the 4.5 models is its own 400 first.
+        if (thinking && model.endsWith('4-5')) continue
+        const { status, json } = await send(body)
+        expect(status, `${model} ${effort}`).toBe(400)
+        expect(json.error?.message).toBe(message)
+      }
+    }
+    expect(fake.paidGenerations).toBe(0)
+    for (const [model, effort] of [
+      ['claude-opus-4-5', 'high'],
+      ['claude-opus-4-6', 'max'],
+      ['claude-sonnet-4-6', 'max'],
+      ['claude-opus-4-7', 'xhigh'],
+      ['claude-opus-4-7', 'max'],
+      ['claude-sonnet-5', 'xhigh'],
+      ['claude-mythos-preview', 'max'],
+    ] as const) {
+      const { status } = await send({ model, output_config: { effort } })
+      expect(status, `${model} ${effort}`).toBe(200)
+    }
+  })
+
   // A message that is no object (`null`, a number) made the thinking check
   // throw: the client's bad body was the fake's own 500 `reply_failed`
   // ("TypeError: Cannot read properties of null"), read as the fake broken.

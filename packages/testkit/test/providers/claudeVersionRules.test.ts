@@ -103,45 +103,45 @@ describe('the Anthropic rules that read a Claude version', () => {
 
 const EXPECTED: Record<string, string> = {
   'claude-3-opus-20240229':
-    "always=false forced=false defaults=000 sampling=- prefill=- enabled='claude-3-opus-20240229' adaptive='claude-3-opus-20240229' between=\"thinking.type.between_t disabled=- disabledXhigh=-",
+    "always=false forced=false defaults=000 sampling=- prefill=- enabled='claude-3-opus-20240229' adaptive='claude-3-opus-20240229' between=\"thinking.type.between_t disabled=- disabledXhigh=This model does not supp",
   'claude-3-haiku-20240307':
-    "always=false forced=false defaults=000 sampling=- prefill=- enabled='claude-3-haiku-20240307 adaptive='claude-3-haiku-20240307 between=\"thinking.type.between_t disabled=- disabledXhigh=-",
+    "always=false forced=false defaults=000 sampling=- prefill=- enabled='claude-3-haiku-20240307 adaptive='claude-3-haiku-20240307 between=\"thinking.type.between_t disabled=- disabledXhigh=This model does not supp",
   'claude-3-5-sonnet-20241022':
-    "always=false forced=false defaults=000 sampling=- prefill=- enabled='claude-3-5-sonnet-20241 adaptive='claude-3-5-sonnet-20241 between=\"thinking.type.between_t disabled=- disabledXhigh=-",
+    "always=false forced=false defaults=000 sampling=- prefill=- enabled='claude-3-5-sonnet-20241 adaptive='claude-3-5-sonnet-20241 between=\"thinking.type.between_t disabled=- disabledXhigh=This model does not supp",
   'claude-3-5-haiku@20241022':
-    "always=false forced=false defaults=000 sampling=- prefill=- enabled='claude-3-5-haiku@202410 adaptive='claude-3-5-haiku@202410 between=\"thinking.type.between_t disabled=- disabledXhigh=-",
+    "always=false forced=false defaults=000 sampling=- prefill=- enabled='claude-3-5-haiku@202410 adaptive='claude-3-5-haiku@202410 between=\"thinking.type.between_t disabled=- disabledXhigh=This model does not supp",
   'claude-3-7-sonnet-20250219':
-    'always=false forced=false defaults=000 sampling=- prefill=- enabled=- adaptive="thinking.type.adaptive" between="thinking.type.between_t disabled=- disabledXhigh=-',
+    'always=false forced=false defaults=000 sampling=- prefill=- enabled=- adaptive="thinking.type.adaptive" between="thinking.type.between_t disabled=- disabledXhigh=This model does not supp',
   'claude-3-7-sonnet-latest':
-    'always=false forced=false defaults=000 sampling=- prefill=- enabled=- adaptive="thinking.type.adaptive" between="thinking.type.between_t disabled=- disabledXhigh=-',
+    'always=false forced=false defaults=000 sampling=- prefill=- enabled=- adaptive="thinking.type.adaptive" between="thinking.type.between_t disabled=- disabledXhigh=This model does not supp',
   'anthropic.claude-3-7-sonnet-20250219-v1:0':
-    'always=false forced=false defaults=000 sampling=- prefill=- enabled=- adaptive="thinking.type.adaptive" between="thinking.type.between_t disabled=- disabledXhigh=-',
+    'always=false forced=false defaults=000 sampling=- prefill=- enabled=- adaptive="thinking.type.adaptive" between="thinking.type.between_t disabled=- disabledXhigh=This model does not supp',
   'claude-sonnet-4-20250514':
-    'always=false forced=false defaults=000 sampling=- prefill=- enabled=- adaptive="thinking.type.adaptive" between="thinking.type.between_t disabled=- disabledXhigh=-',
+    'always=false forced=false defaults=000 sampling=- prefill=- enabled=- adaptive="thinking.type.adaptive" between="thinking.type.between_t disabled=- disabledXhigh=This model does not supp',
   'claude-opus-4-20250514':
-    'always=false forced=false defaults=000 sampling=- prefill=- enabled=- adaptive="thinking.type.adaptive" between="thinking.type.between_t disabled=- disabledXhigh=-',
+    'always=false forced=false defaults=000 sampling=- prefill=- enabled=- adaptive="thinking.type.adaptive" between="thinking.type.between_t disabled=- disabledXhigh=This model does not supp',
   'claude-opus-4-1-20250805':
-    'always=false forced=false defaults=000 sampling=`temperature` and `top_p prefill=- enabled=- adaptive="thinking.type.adaptive" between="thinking.type.between_t disabled=- disabledXhigh=-',
+    'always=false forced=false defaults=000 sampling=`temperature` and `top_p prefill=- enabled=- adaptive="thinking.type.adaptive" between="thinking.type.between_t disabled=- disabledXhigh=This model does not supp',
   'claude-opus-4-1':
-    'always=false forced=false defaults=000 sampling=`temperature` and `top_p prefill=- enabled=- adaptive="thinking.type.adaptive" between="thinking.type.between_t disabled=- disabledXhigh=-',
+    'always=false forced=false defaults=000 sampling=`temperature` and `top_p prefill=- enabled=- adaptive="thinking.type.adaptive" between="thinking.type.between_t disabled=- disabledXhigh=This model does not supp',
   'claude-sonnet-4-5':
-    'always=false forced=false defaults=000 sampling=`temperature` and `top_p prefill=- enabled=- adaptive="thinking.type.adaptive" between="thinking.type.between_t disabled=- disabledXhigh=-',
+    'always=false forced=false defaults=000 sampling=`temperature` and `top_p prefill=- enabled=- adaptive="thinking.type.adaptive" between="thinking.type.between_t disabled=- disabledXhigh=This model does not supp',
   'claude-sonnet-4-5-20250929':
-    'always=false forced=false defaults=000 sampling=`temperature` and `top_p prefill=- enabled=- adaptive="thinking.type.adaptive" between="thinking.type.between_t disabled=- disabledXhigh=-',
+    'always=false forced=false defaults=000 sampling=`temperature` and `top_p prefill=- enabled=- adaptive="thinking.type.adaptive" between="thinking.type.between_t disabled=- disabledXhigh=This model does not supp',
   'claude-haiku-4-5-20251001':
-    'always=false forced=false defaults=000 sampling=`temperature` and `top_p prefill=- enabled=- adaptive="thinking.type.adaptive" between="thinking.type.between_t disabled=- disabledXhigh=-',
+    'always=false forced=false defaults=000 sampling=`temperature` and `top_p prefill=- enabled=- adaptive="thinking.type.adaptive" between="thinking.type.between_t disabled=- disabledXhigh=This model does not supp',
   'us.anthropic.claude-haiku-4-5-20251001-v1:0':
-    'always=false forced=false defaults=000 sampling=`temperature` and `top_p prefill=- enabled=- adaptive="thinking.type.adaptive" between="thinking.type.between_t disabled=- disabledXhigh=-',
+    'always=false forced=false defaults=000 sampling=`temperature` and `top_p prefill=- enabled=- adaptive="thinking.type.adaptive" between="thinking.type.between_t disabled=- disabledXhigh=This model does not supp',
   'global.anthropic.claude-sonnet-4-5-20250929-v1:0':
-    'always=false forced=false defaults=000 sampling=`temperature` and `top_p prefill=- enabled=- adaptive="thinking.type.adaptive" between="thinking.type.between_t disabled=- disabledXhigh=-',
+    'always=false forced=false defaults=000 sampling=`temperature` and `top_p prefill=- enabled=- adaptive="thinking.type.adaptive" between="thinking.type.between_t disabled=- disabledXhigh=This model does not supp',
   'claude-sonnet-4-5@20250929':
-    'always=false forced=false defaults=000 sampling=`temperature` and `top_p prefill=- enabled=- adaptive="thinking.type.adaptive" between="thinking.type.between_t disabled=- disabledXhigh=-',
+    'always=false forced=false defaults=000 sampling=`temperature` and `top_p prefill=- enabled=- adaptive="thinking.type.adaptive" between="thinking.type.between_t disabled=- disabledXhigh=This model does not supp',
   'claude-opus-4-5':
-    'always=false forced=false defaults=000 sampling=`temperature` and `top_p prefill=- enabled=- adaptive="thinking.type.adaptive" between="thinking.type.between_t disabled=- disabledXhigh=-',
+    'always=false forced=false defaults=000 sampling=`temperature` and `top_p prefill=- enabled=- adaptive="thinking.type.adaptive" between="thinking.type.between_t disabled=- disabledXhigh=output_config.effort \'xh',
   'claude-opus-4-6':
-    'always=false forced=false defaults=000 sampling=`temperature` and `top_p prefill=This model does not supp enabled=- adaptive=- between="thinking.type.between_t disabled=- disabledXhigh=-',
+    'always=false forced=false defaults=000 sampling=`temperature` and `top_p prefill=This model does not supp enabled=- adaptive=- between="thinking.type.between_t disabled=- disabledXhigh=output_config.effort \'xh',
   'claude-sonnet-4-6':
-    'always=false forced=false defaults=000 sampling=`temperature` and `top_p prefill=This model does not supp enabled=- adaptive=- between="thinking.type.between_t disabled=- disabledXhigh=-',
+    'always=false forced=false defaults=000 sampling=`temperature` and `top_p prefill=This model does not supp enabled=- adaptive=- between="thinking.type.between_t disabled=- disabledXhigh=output_config.effort \'xh',
   'claude-opus-4-7':
     'always=false forced=false defaults=011 sampling=`temperature` is depreca prefill=This model does not supp enabled="thinking.type.enabled"  adaptive=- between="thinking.type.between_t disabled=- disabledXhigh=-',
   'claude-opus-4-8':

@@ -373,6 +373,25 @@ describe('fake OpenAI chat completions', () => {
     expect(chunks.at(-1)!.usage).toEqual(details)
   })
 
+  // GPT-5.6 and later report cache writes beside the reads
+  // (PromptTokensDetails.cache_write_tokens, openai-node 6.49); the fake
+  // left a reply's cacheCreationInputTokens out of every OpenAI answer.
+  it('reports the part of prompt_tokens written to the cache when a reply says so, whole and streamed', async () => {
+    fake = await startFakeProvider({
+      reply: reply.text('ok', { usage: { inputTokens: 100, cacheCreationInputTokens: 80 } }),
+    })
+    const prompt = { cached_tokens: 0, audio_tokens: 0, cache_write_tokens: 80 }
+    expect(
+      ((await (await chat(fake.baseURL, {})).json()) as { usage: unknown }).usage,
+    ).toMatchObject({ prompt_tokens: 100, prompt_tokens_details: prompt })
+    const chunks = dataOf<{ usage?: { prompt_tokens_details?: unknown } }>(
+      await readSse(
+        await chat(fake.baseURL, { stream: true, stream_options: { include_usage: true } }),
+      ),
+    )
+    expect(chunks.at(-1)!.usage?.prompt_tokens_details).toEqual(prompt)
+  })
+
   it('reports the cached part of prompt_tokens when a reply says so (DeepSeek its hit and miss counts too)', async () => {
     fake = await startFakeProvider({
       reply: reply.text('ok', { usage: { inputTokens: 100, cachedInputTokens: 64 } }),

@@ -17,12 +17,15 @@ import { refusesPrefill } from './refusePrefill.js'
  * - Claude 4.6 and later (`claude-opus-4-6`, `claude-sonnet-5`): adaptive
  *   thinking, `thinking: {type: "adaptive", display: "summarized"}` with
  *   `output_config.effort` — `low` for `minimal` and `low`, else the level
- *   of that name (`xhigh` only where the model has it; the others answer
- *   their own 400). Opus 4.7 and later refuse the budget form, and omit the
- *   thinking's text unless `display` asks for it.
+ *   of that name: `max` on every one of them, `xhigh` on all but Opus and
+ *   Sonnet 4.6, which throw (platform.claude.com, "Effort": `max` from
+ *   Opus and Sonnet 4.6, `xhigh` from Opus 4.7 and Sonnet 5). Opus 4.7 and
+ *   later refuse the budget form, and omit the thinking's text unless
+ *   `display` asks for it.
  * - Earlier models, and a name that says no version: `thinking: {type:
  *   "enabled", budget_tokens}`, 1,024 tokens for `minimal` and `low`, 8,192
- *   for `medium`, 24,576 for `high`; `xhigh` has no budget and throws.
+ *   for `medium`, 24,576 for `high`; `xhigh` and `max` have no budget and
+ *   throw (Anthropic takes neither effort from these models either).
  *
  * Claude 3 Opus, Sonnet and Haiku, 3.5 Sonnet and Haiku do not think: any
  * effort but `none` to them is refused, last (`refuseModelThinking`).
@@ -56,11 +59,14 @@ export function applyAnthropicThinking(
   model: string,
   body: Record<string, unknown>,
 ): void {
-  if (typeof effort !== 'string' || !(Object.hasOwn(BUDGETS, effort) || effort === 'xhigh')) {
+  if (
+    typeof effort !== 'string' ||
+    !(Object.hasOwn(BUDGETS, effort) || effort === 'xhigh' || effort === 'max')
+  ) {
     const got = typeof effort === 'string' ? quoted(effort, 40) : typeof effort
     throw new InvalidChatRequestError(
       'reasoning_effort',
-      `Anthropic takes none, minimal, low, medium, high or xhigh, got ${got}`,
+      `Anthropic takes none, minimal, low, medium, high, xhigh or max, got ${got}`,
     )
   }
   if (effort === 'none') return
@@ -80,13 +86,20 @@ export function applyAnthropicThinking(
   if (continuesUnthoughtTurn(turns)) return
   const adaptive = takesAdaptiveThinking(model)
   if (adaptive) {
+    // Anthropic's 400 for a level the model lacks would go to no fallback.
+    if (effort === 'xhigh' && lacksXhigh(model)) {
+      throw new InvalidChatRequestError(
+        'reasoning_effort',
+        `${model} takes no xhigh effort (Claude Opus 4.7 and Sonnet 5 and later do): use max, high, medium, low or minimal`,
+      )
+    }
     body['thinking'] = { type: 'adaptive', display: 'summarized' }
     body['output_config'] = { effort: effort === 'minimal' ? 'low' : effort }
   } else {
-    if (effort === 'xhigh') {
+    if (effort === 'xhigh' || effort === 'max') {
       throw new InvalidChatRequestError(
         'reasoning_effort',
-        `${model} takes a thinking budget, and xhigh has none: use minimal, low, medium or high`,
+        `${model} takes a thinking budget, and ${effort} has none (${effort === 'max' ? 'Claude 4.6' : 'Claude Opus 4.7 and Sonnet 5'} and later take it): use minimal, low, medium or high`,
       )
     }
     const budget = BUDGETS[effort as keyof typeof BUDGETS]
@@ -188,4 +201,10 @@ function takesAdaptiveThinking(model: string): boolean {
   const version = claudeVersion(model)
   if (version === undefined) return false
   return version.major > 4 || (version.major === 4 && version.minor >= 6)
+}
+
+/** Claude 4.6 (Opus, Sonnet): adaptive thinking, `max` effort, but no `xhigh` (new with Opus 4.7). */
+function lacksXhigh(model: string): boolean {
+  const version = claudeVersion(model)
+  return version?.major === 4 && version.minor === 6
 }

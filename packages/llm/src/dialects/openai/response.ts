@@ -209,20 +209,26 @@ export function annotationsOf(value: unknown): Annotation[] {
 /**
  * OpenAI's `usage` (`CompletionUsage`) → normalised: with the cached part of
  * the prompt (`prompt_tokens_details.cached_tokens`; DeepSeek's older
- * `prompt_cache_hit_tokens` when that is absent), the reasoning part of
+ * `prompt_cache_hit_tokens` when that is absent), the part written to the
+ * cache (`prompt_tokens_details.cache_write_tokens`), the reasoning part of
  * the completion (`completion_tokens_details.reasoning_tokens`) and its
  * prediction counts (`accepted_prediction_tokens`, `rejected_prediction_tokens`).
  */
 export function openAIUsage(usage: Record<string, unknown> | undefined): Usage {
-  const cached =
-    get(getRecord(usage, 'prompt_tokens_details'), 'cached_tokens') ??
-    get(usage, 'prompt_cache_hit_tokens')
+  const prompt = getRecord(usage, 'prompt_tokens_details')
+  const cached = get(prompt, 'cached_tokens') ?? get(usage, 'prompt_cache_hit_tokens')
   const details = getRecord(usage, 'completion_tokens_details')
   const out = withUsageDetails(
     usageOf(get(usage, 'prompt_tokens'), get(usage, 'completion_tokens')),
     cached,
     get(details, 'reasoning_tokens'),
   )
+  // Cache writes, a part of `prompt_tokens` apart from `cached_tokens`:
+  // GPT-5.6 and later bill them at 1.25× the input price (OpenAI's prompt
+  // caching guide; an OpenAI-compatible router passes Claude's writes on
+  // here too). Unread, every write was priced as plain input.
+  const written = countOf(get(prompt, 'cache_write_tokens'))
+  if (written !== undefined) out.cacheCreationInputTokens = written
   // Predicted Outputs (`prediction`, forwarded as sent): how much of the
   // prediction the answer used; the rejected part is billed as output.
   const accepted = countOf(get(details, 'accepted_prediction_tokens'))

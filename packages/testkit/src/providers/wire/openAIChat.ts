@@ -395,7 +395,15 @@ function usage(plan: AnswerPlan) {
     // API reference's chat completion object), whole and in the usage chunk.
     return {
       ...counts,
-      prompt_tokens_details: { cached_tokens: plan.cachedInputTokens, audio_tokens: 0 },
+      prompt_tokens_details: {
+        cached_tokens: plan.cachedInputTokens,
+        audio_tokens: 0,
+        // The part of `prompt_tokens` written to the cache (GPT-5.6 and
+        // later bill it at 1.25× the input price), when a reply says so.
+        ...(plan.cacheCreationInputTokens > 0
+          ? { cache_write_tokens: plan.cacheCreationInputTokens }
+          : {}),
+      },
       completion_tokens_details: {
         // Parts of `completion_tokens`: never more than it.
         reasoning_tokens: Math.min(plan.thinkingTokens.length, plan.outputTokens),
