@@ -195,6 +195,11 @@ export class Attempt {
   #gapFrom = 0
   /** `attempt` was published: its `attempt-end` follows. An attempt stopped before it was sent publishes neither. */
   #announced = false
+  /** Its events wait for `announceHeld` (`holdAnnouncement`). */
+  #held = false
+  /** It ended while its events were held: the `attempt-end` is published after its `attempt`, with this phase. */
+  #endHeld = false
+  #heldPhase: string | undefined
   #abortHandlers: ((reason: unknown) => void)[] = []
   /** Unsubscribes from the deadline (a `Deadline.onDone` hook: no AbortSignal is made per call). */
   #offDeadline: (() => void) | undefined
@@ -295,11 +300,44 @@ export class Attempt {
     return limitMs > 0 ? Math.min(limitMs, left) : left
   }
 
+  /**
+   * Keep this attempt's `attempt` event (and its `attempt-end`, should it
+   * end meanwhile) until `announceHeld`. For a retry the interceptor sends at
+   * once: the Agent beneath may have been closed since the attempt before
+   * was sent, and refuses it as it is handed over — a retry never made,
+   * which announced was counted a retry made beside the `retry-skipped`
+   * that says it was not (and traced as an egress span failing with
+   * UND_ERR_CLOSED), where createFetch announces no such attempt.
+   */
+  holdAnnouncement(): void {
+    this.#held = true
+  }
+
+  /** Publish what `holdAnnouncement` kept (`made`), or drop it: the attempt was never made. */
+  announceHeld(made: boolean): void {
+    if (!this.#held) return
+    this.#held = false
+    const ended = this.#endHeld
+    this.#endHeld = false
+    if (!this.#announced) return
+    if (!made) {
+      this.#announced = false
+      return
+    }
+    this.#publishStart()
+    if (ended) this.#publishEnd(this.error, this.#heldPhase)
+  }
+
   /** Called once the request is dispatched, with the header value written. */
   dispatched(headerMs: number | undefined): void {
     this.headerMs = headerMs
     if (this.init.silent) return
     this.#announced = true
+    if (!this.#held) this.#publishStart()
+  }
+
+  #publishStart(): void {
+    const headerMs = this.headerMs
     publishAttempt(() => ({
       handle: this.#handle(),
       deadline: this.init.deadline,
@@ -552,7 +590,10 @@ export class Attempt {
     if (this.#onSignal && signal) signal.removeEventListener('abort', this.#onSignal)
     this.#offDeadline = undefined
     this.#onSignal = undefined
-    if (this.#announced) this.#publishEnd(error, failedPhase)
+    if (this.#held) {
+      this.#endHeld = true
+      this.#heldPhase = failedPhase
+    } else if (this.#announced) this.#publishEnd(error, failedPhase)
     const hooks = this.#finishHooks
     this.#finishHooks = undefined
     if (hooks) for (const hook of hooks) hook(this)

@@ -252,6 +252,10 @@ class DispatchCall implements CallDriver, AttemptHandlerHooks {
 
   send(number: number): void {
     const attempt = this.#call.attempt(number)
+    // A retry sent at once for a failure may be refused as it is handed
+    // over (see `beforeError`): a retry never made, so not announced as an
+    // attempt until the dispatch is past that refusal.
+    if (this.#retriedFor !== undefined) attempt.holdAnnouncement()
     this.#sending = true
     try {
       sendAttempt(
@@ -262,6 +266,7 @@ class DispatchCall implements CallDriver, AttemptHandlerHooks {
       )
     } finally {
       this.#sending = false
+      attempt.announceHeld(true)
     }
   }
 
@@ -289,7 +294,15 @@ class DispatchCall implements CallDriver, AttemptHandlerHooks {
   beforeError(error: unknown, responded: boolean, attempt: Attempt): boolean {
     const failure = this.#retriedFor
     this.#retriedFor = undefined
-    if (failure !== undefined && !responded && this.#sending && refusedAsClosed(error)) {
+    if (
+      failure !== undefined &&
+      !responded &&
+      this.#sending &&
+      // Thrown by the caller's own interceptor beneath, whatever its code:
+      // its refusal, the call's failure as any throw there is (sendAttempt).
+      !attempt.dispatchThrew &&
+      refusedAsClosed(error)
+    ) {
       // The retry of a request that failed while the Agent beneath was being
       // closed (undici's close() lets a request in flight finish): the
       // closed Agent refused it as it was handed over, nothing sent. The
@@ -297,12 +310,17 @@ class DispatchCall implements CallDriver, AttemptHandlerHooks {
       // HEADERS_TIMEOUT — as createFetch gives it, not undici's "The client
       // is closed" in its place. Only for a retry sent at once (an error's:
       // a status's waits its Retry-After, and a close during that wait is
-      // the caller's to hear, as in createFetch).
+      // the caller's to hear, as in createFetch). No attempt is announced
+      // for it (`send` held it): the retry was never made, as the
+      // `retry-skipped` says.
+      attempt.announceHeld(false)
       this.#call.retryRefused(attempt.init.number)
       this.end(failure)
       this.#decide(undefined)
       return true
     }
+    // Failed otherwise during its send: announced, before the decision on it.
+    attempt.announceHeld(true)
     // The caller stopped reading an answer it has (destroyed the body,
     // aborted its signal): nothing failed, nothing was left to retry — no
     // decision to announce. As createFetch leaves it. So too for an answer
@@ -339,6 +357,8 @@ class DispatchCall implements CallDriver, AttemptHandlerHooks {
 
   beforeResponse(status: number, header: HeaderLookup, attempt: Attempt): boolean {
     this.#retriedFor = undefined
+    // Answered during its send (a dispatcher that answers at once): announced before the decision on it.
+    attempt.announceHeld(true)
     return this.#decide(this.#call.judge({ status, header, bytesReceived: 0 }, attempt.init.number))
   }
 

@@ -134,8 +134,45 @@ it('through the interceptor, a GET reset after agent.close() fails with the rese
     // The retry was announced before undici refused it: a retry-skipped says it was never sent.
     expect(events.retries).toMatchObject([{ attempt: 2, reason: 'UND_ERR_SOCKET' }])
     expect(events.skipped).toMatchObject([{ attempt: 1, reason: 'UND_ERR_SOCKET', why: 'aborted' }])
+    // And no attempt 2: refused as it was handed over, it was never made (as
+    // createFetch({ dispatcher: agent }) tells it). Announced, it was counted a
+    // retry made beside the skipped one, with an egress span ending in UND_ERR_CLOSED.
+    expect(events.attempts.map((a) => [a.attempt, a.retryReason])).toEqual([[1, undefined]])
+    expect(events.ends.map((end) => [end.attempt, end.errorCode])).toEqual([[1, 'UND_ERR_SOCKET']])
   } finally {
     events.stop()
     await agent.destroy()
+  }
+})
+
+// The counterpart: the Agent open, the retry is made, and its attempt is
+// announced as every retry is (its announcement waits only for the dispatch
+// to pass the closed Agent's refusal).
+it('through the interceptor, a GET reset with the Agent open is retried and its attempt announced', async () => {
+  const { url, next, requests } = await held()
+  const agent = new Agent({ connect: createConnector(), headersTimeout: 0, bodyTimeout: 0 })
+  const dispatcher = agent.compose(deadlineInterceptor())
+  const events = recordEgress()
+  try {
+    const call = request(url, { dispatcher }).then((res) => res.body.text())
+    const [first] = await next()
+    first.socket.destroy()
+    const [, second] = await next()
+    second.end('ok')
+    expect(await call).toBe('ok')
+    expect(requests()).toBe(2)
+    expect(events.attempts.map((a) => [a.attempt, a.retryReason])).toEqual([
+      [1, undefined],
+      [2, 'UND_ERR_SOCKET'],
+    ])
+    expect(events.ends.map((end) => [end.attempt, end.errorCode])).toEqual([
+      [1, 'UND_ERR_SOCKET'],
+      [2, undefined],
+    ])
+    expect(events.ends[1]?.handle).toBe(events.attempts[1]?.handle)
+    expect(events.skipped).toEqual([])
+  } finally {
+    events.stop()
+    await agent.close()
   }
 })

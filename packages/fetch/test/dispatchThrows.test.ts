@@ -132,7 +132,10 @@ it('deadlineInterceptor used directly: a call refused unsent reaches a first-API
   const agent = cleanup.keep(new Agent())
   const dispatch = deadlineInterceptor()(agent.dispatch.bind(agent))
   const deadline = Deadline.after(0)
+  // Bounded of its own: a handler told nothing fails here, saying so, not by the test's timeout.
+  let bound: NodeJS.Timeout | undefined
   const told = await new Promise<unknown>((resolve) => {
+    bound = setTimeout(() => resolve('the handler was told nothing'), 2000)
     dispatch(
       { origin: new URL(url).origin, path: '/', method: 'GET', deadline } as never,
       {
@@ -143,7 +146,39 @@ it('deadlineInterceptor used directly: a call refused unsent reaches a first-API
         onError: resolve,
       } as unknown as Dispatcher.DispatchHandler,
     )
-  })
+  }).finally(() => clearTimeout(bound))
   expect(told).toMatchObject({ code: 'DEADLINE_EXCEEDED' })
   expect(seen.requests).toBe(0)
+})
+
+// A closed-coded error thrown by the caller's own interceptor beneath is its
+// refusal, not undici's closed Agent refusing a retry (the Agent here is
+// open): the call fails with what was thrown, as any other throw there. It
+// was read as the closed Agent's, and the reset that earned the retry came
+// back in its place.
+it('deadlineInterceptor: a ClientClosedError thrown beneath at a retry is the call’s failure, not the failure retried', async () => {
+  let requests = 0
+  const server = cleanup.keep(
+    await listen((req, res) => {
+      requests += 1
+      if (requests === 1) req.socket.destroy()
+      else res.end('ok')
+    }),
+  )
+  const refusal = new errors.ClientClosedError()
+  const agent = cleanup.keep(new Agent())
+  const dispatcher = agent.compose(throwAt(2, refusal), deadlineInterceptor())
+  const events = cleanup.record()
+
+  const failure = await rejection(request(server.url, { dispatcher }))
+
+  expect(failure).toBe(refusal)
+  expect(requests).toBe(1)
+  expect(events.ends.map((end) => [end.attempt, end.errorCode])).toEqual([
+    [1, 'UND_ERR_SOCKET'],
+    [2, 'UND_ERR_CLOSED'],
+  ])
+  expect(events.skipped.map((skip) => [skip.attempt, skip.reason, skip.why])).toEqual([
+    [2, 'UND_ERR_CLOSED', 'not-retryable'],
+  ])
 })
