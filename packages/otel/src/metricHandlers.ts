@@ -59,10 +59,10 @@ import { inModelSend } from './inModelSend.js'
 import { providerText } from './providerText.js'
 import {
   grpcErrorType,
-  type RpcConventions,
   rpcAttributes,
   rpcConventions,
   rpcStatusAttributes,
+  STABLE_RPC,
 } from './rpcConventions.js'
 
 /**
@@ -387,17 +387,19 @@ export function metricHandlers(meter: Meter): Handlers {
         if (!Number.isFinite(m.elapsedMs)) return
         rpcServerDuration.record(
           seconds(Math.max(0, m.elapsedMs)),
-          rpcCallAttributes(m.method, m.code, 'server', conventions),
+          rpcCallAttributes(m.method, m.code, 'server'),
         )
       },
-      // Not a call refused unsent (no budget left): no RPC went out, and its
-      // 0 s sample would pull the latency percentiles down — as a model
-      // attempt never sent has no GenAI duration. Its span still says so.
+      // Every call, one refused unsent (no budget left) included: it failed
+      // with DEADLINE_EXCEEDED, the status the client library made up, as
+      // grpc-js fails a call whose deadline has passed and as our calls
+      // cancelled before they were sent are recorded. Left out, the budget
+      // refusals Hourglass exists to make were missing from the error rate.
       clientEnd(m) {
-        if (m.outcome === 'refused' || !Number.isFinite(m.elapsedMs)) return
+        if (!Number.isFinite(m.elapsedMs)) return
         rpcClientDuration.record(
           seconds(Math.max(0, m.elapsedMs)),
-          rpcCallAttributes(m.method, m.code, 'client', conventions, grpcTargetServer(m.target)),
+          rpcCallAttributes(m.method, m.code, 'client', grpcTargetServer(m.target)),
         )
       },
     },
@@ -436,8 +438,9 @@ export function metricHandlers(meter: Meter): Handlers {
 }
 
 /**
- * A gRPC call's duration attributes: its method and status as on its span
- * (older or stable names, as opted in), and `error.type` when the status
+ * A gRPC call's duration attributes: its method and status by the stable
+ * names whatever the opt-in (see `STABLE_RPC`: a stable metric's labels
+ * must not change when the opt-in does), and `error.type` when the status
  * makes the span an error (the conventions' "if and only if it failed"). On
  * the client, the server it was sent to (`server.address`, `server.port`),
  * as its span says.
@@ -446,13 +449,12 @@ function rpcCallAttributes(
   method: string,
   code: number,
   side: 'client' | 'server',
-  conventions: RpcConventions,
   server: Attributes = {},
 ): Attributes {
   return defined({
-    ...rpcAttributes(method, conventions),
+    ...rpcAttributes(method, STABLE_RPC),
     ...server,
-    ...rpcStatusAttributes(code, conventions),
+    ...rpcStatusAttributes(code, STABLE_RPC),
     [ATTR_ERROR_TYPE]: grpcErrorType(code, side),
   })
 }

@@ -62,15 +62,36 @@ export function rpcAttributes(
   return attributes
 }
 
+/**
+ * The stable conventions only: the RPC call duration metrics' attributes,
+ * whatever the opt-in. Their names are the stable ones, which Hourglass never
+ * emitted with older attributes, so there is nothing to keep; and `rpc/dup`
+ * means, for a metric, the older metric (`rpc.client.duration`, in ms, which
+ * Hourglass never had) beside the stable one, each with its own attributes —
+ * as OpenTelemetry's HTTP instrumentation records its two durations.
+ */
+export const STABLE_RPC: RpcConventions = { old: false, stable: true }
+
 /** The status that ended the call: numeric `rpc.grpc.status_code` (older), its name in `rpc.status_code` (stable). */
 export function rpcStatusAttributes(
   code: number,
   conventions: RpcConventions,
 ): Record<string, string | number> {
   const attributes: Record<string, string | number> = {}
-  if (conventions.old) attributes[ATTR_RPC_GRPC_STATUS_CODE] = code
+  if (conventions.old) attributes[ATTR_RPC_GRPC_STATUS_CODE] = grpcStatusCode(code)
   if (conventions.stable) attributes[ATTR_RPC_STATUS_CODE] = grpcStatusName(code)
   return attributes
+}
+
+/**
+ * The gRPC status a code stands for: itself when gRPC defines it (0–16),
+ * else UNKNOWN (2), as gRPC's status-code guidance says of any other value.
+ * grpc-js sends whatever integer a handler's error carries as `code` (a
+ * MongoServerError's 11000) and its client hands it on as it came; kept as
+ * it is, each such code was a series of its own and, on a server, a success.
+ */
+export function grpcStatusCode(code: number): number {
+  return Number.isInteger(code) && code >= 0 && code < STATUS_NAMES.length ? code : UNKNOWN
 }
 
 /**
@@ -81,9 +102,12 @@ export function rpcStatusAttributes(
  * INTERNAL, UNAVAILABLE, DATA_LOSS —, the rest being the caller's.
  */
 export function grpcErrorType(code: number, side: 'client' | 'server'): string | undefined {
-  const failed = side === 'client' ? code !== 0 : SERVER_ERRORS.has(code)
-  return failed ? grpcStatusName(code) : undefined
+  const status = grpcStatusCode(code)
+  const failed = side === 'client' ? status !== 0 : SERVER_ERRORS.has(status)
+  return failed ? grpcStatusName(status) : undefined
 }
+
+const UNKNOWN = 2
 
 const SERVER_ERRORS = new Set([2, 4, 12, 13, 14, 15])
 
@@ -107,7 +131,7 @@ const STATUS_NAMES = [
   'UNAUTHENTICATED',
 ]
 
-/** A gRPC status code's name (`DEADLINE_EXCEEDED`), or the number as text for one gRPC does not define. */
+/** A gRPC status code's name (`DEADLINE_EXCEEDED`); `UNKNOWN` for one gRPC does not define (see `grpcStatusCode`). */
 export function grpcStatusName(code: number): string {
-  return STATUS_NAMES[code] ?? String(code)
+  return STATUS_NAMES[grpcStatusCode(code)] ?? 'UNKNOWN'
 }

@@ -14,6 +14,7 @@ import { SpanKind } from '@opentelemetry/api'
 import type { Histogram } from '@opentelemetry/sdk-metrics'
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { grpcErrorType, rpcStatusAttributes } from '../src/rpcConventions.js'
 import { jsonUnary } from './helpers/jsonUnary.js'
 import { setupOtel } from './helpers/otel.js'
 
@@ -108,7 +109,7 @@ type Point = { attributes: Record<string, unknown>; value: Histogram }
 const points = async (name: string) => (await otel.points(name)) as unknown as Point[]
 
 describe('rpc.client.call.duration and rpc.server.call.duration', () => {
-  it('one sample per call on each side, in s, with the advised buckets, the method and status as on its span, and error.type when the span is an error', async () => {
+  it('one sample per call on each side, in s, with the advised buckets, the stable method and status attributes whatever the opt-in (the spans keep the older ones), and error.type when the span is an error', async () => {
     const client = await start(undefined)
     expect(await ask(client, status.OK)).toBe(status.OK)
     // A server failure: an error on both sides.
@@ -124,26 +125,23 @@ describe('rpc.client.call.duration and rpc.server.call.duration', () => {
       [SERVER, SpanKind.SERVER],
     ] as const) {
       const method = {
-        'rpc.system': 'grpc',
-        'rpc.service': 'shop.Quotes',
-        'rpc.method': 'Ask',
+        'rpc.system.name': 'grpc',
+        'rpc.method': 'shop.Quotes/Ask',
         // The server it was sent to, from the client's target (`127.0.0.1:<port>`).
         ...(kind === SpanKind.CLIENT ? { 'server.address': '127.0.0.1', 'server.port': port } : {}),
       }
       const found = await points(name)
       expect(
-        found
-          .map((p) => p.attributes)
-          .sort((a, b) => Number(a['rpc.grpc.status_code']) - Number(b['rpc.grpc.status_code'])),
+        found.map((p) => p.attributes).sort((a, b) => statusOf(a) - statusOf(b)),
         name,
       ).toEqual([
-        { ...method, 'rpc.grpc.status_code': status.OK },
+        { ...method, 'rpc.status_code': 'OK' },
         {
           ...method,
-          'rpc.grpc.status_code': status.INVALID_ARGUMENT,
+          'rpc.status_code': 'INVALID_ARGUMENT',
           ...(kind === SpanKind.CLIENT ? { 'error.type': 'INVALID_ARGUMENT' } : {}),
         },
-        { ...method, 'rpc.grpc.status_code': status.UNAVAILABLE, 'error.type': 'UNAVAILABLE' },
+        { ...method, 'rpc.status_code': 'UNAVAILABLE', 'error.type': 'UNAVAILABLE' },
       ])
       for (const p of found) {
         expect(p.value.count, name).toBe(1)
@@ -152,9 +150,7 @@ describe('rpc.client.call.duration and rpc.server.call.duration', () => {
         ])
         // The same duration as the call's span says (its elapsed_ms, rounded to 0.1 ms).
         const span = askSpans(spans).find(
-          (s) =>
-            s.kind === kind &&
-            s.attributes['rpc.grpc.status_code'] === p.attributes['rpc.grpc.status_code'],
+          (s) => s.kind === kind && s.attributes['rpc.grpc.status_code'] === statusOf(p.attributes),
         )
         const elapsedMs = span?.attributes['hourglass.deadline.elapsed_ms'] as number
         expect(Math.abs((p.value.sum ?? Number.NaN) * 1000 - elapsedMs), name).toBeLessThanOrEqual(
@@ -164,32 +160,85 @@ describe('rpc.client.call.duration and rpc.server.call.duration', () => {
     }
   })
 
-  it('under OTEL_SEMCONV_STABILITY_OPT_IN=rpc, the stable attributes: rpc.system.name, the full rpc.method, rpc.status_code', async () => {
-    const client = await start('rpc')
-    expect(await ask(client, status.UNAVAILABLE)).toBe(status.UNAVAILABLE)
-    await otel.spansWhere((all) => askSpans(all).length === 2)
-    for (const name of [CLIENT, SERVER]) {
-      expect(
-        (await points(name)).map((p) => p.attributes),
-        name,
-      ).toEqual([
-        {
-          ...(name === CLIENT ? { 'server.address': '127.0.0.1', 'server.port': port } : {}),
-          'rpc.system.name': 'grpc',
-          'rpc.method': 'shop.Quotes/Ask',
-          'rpc.status_code': 'UNAVAILABLE',
-          'error.type': 'UNAVAILABLE',
-        },
-      ])
-    }
-  })
+  it.each(['rpc', 'rpc/dup'])(
+    'under OTEL_SEMCONV_STABILITY_OPT_IN=%s, the same stable attributes, no older ones: rpc.system.name, the full rpc.method, rpc.status_code',
+    async (optIn) => {
+      const client = await start(optIn)
+      expect(await ask(client, status.UNAVAILABLE)).toBe(status.UNAVAILABLE)
+      await otel.spansWhere((all) => askSpans(all).length === 2)
+      for (const name of [CLIENT, SERVER]) {
+        expect(
+          (await points(name)).map((p) => p.attributes),
+          name,
+        ).toEqual([
+          {
+            ...(name === CLIENT ? { 'server.address': '127.0.0.1', 'server.port': port } : {}),
+            'rpc.system.name': 'grpc',
+            'rpc.method': 'shop.Quotes/Ask',
+            'rpc.status_code': 'UNAVAILABLE',
+            'error.type': 'UNAVAILABLE',
+          },
+        ])
+      }
+    },
+  )
 
-  it('a call refused unsent (no time left) has no client sample: no RPC went out; its span still says so', async () => {
+  it('a call refused unsent (no time left) has a client sample, DEADLINE_EXCEEDED and an error, as its span; no server sample (nothing reached it)', async () => {
     const client = await start(undefined)
     expect(await ask(client, status.OK, 0)).toBe(status.DEADLINE_EXCEEDED)
     const [refused] = await otel.spansWhere((all) => askSpans(all).length === 1)
     expect(refused?.attributes['hourglass.deadline.outcome']).toBe('refused')
-    expect(await points(CLIENT)).toEqual([])
+    expect(refused?.attributes['error.type']).toBe('DEADLINE_EXCEEDED')
+    const found = await points(CLIENT)
+    // No server.address: no channel was asked for one (as on its span).
+    expect(found.map((p) => p.attributes)).toEqual([
+      {
+        'rpc.system.name': 'grpc',
+        'rpc.method': 'shop.Quotes/Ask',
+        'rpc.status_code': 'DEADLINE_EXCEEDED',
+        'error.type': 'DEADLINE_EXCEEDED',
+      },
+    ])
+    expect(found[0]?.value.count).toBe(1)
     expect(await points(SERVER)).toEqual([])
   })
+
+  it('a status code gRPC does not define (a handler error whose code is 11000) is UNKNOWN on the spans and the metrics: an error of the server, not a series of its own', async () => {
+    const client = await start(undefined)
+    // grpc-js hands the caller the code as it came (11000): Hourglass's telemetry reads it as gRPC says.
+    expect(await ask(client, 11000)).not.toBe(status.OK)
+    const spans = await otel.spansWhere((all) => askSpans(all).length === 2)
+    for (const span of askSpans(spans)) {
+      expect(span.attributes['rpc.grpc.status_code'], String(span.kind)).toBe(status.UNKNOWN)
+      expect(span.attributes['error.type'], String(span.kind)).toBe('UNKNOWN')
+    }
+    for (const name of [CLIENT, SERVER]) {
+      const [point] = await points(name)
+      expect(point?.attributes['rpc.status_code'], name).toBe('UNKNOWN')
+      expect(point?.attributes['error.type'], name).toBe('UNKNOWN')
+    }
+  })
+
+  it('any code that is not one of gRPC’s 0–16 (negative, 17, fractional, NaN) reads as UNKNOWN in both conventions, an error on both sides', () => {
+    const both = { old: true, stable: true }
+    for (const code of [-1, 17, 11000, 2.5, Number.NaN, Number.POSITIVE_INFINITY]) {
+      expect(rpcStatusAttributes(code, both), String(code)).toEqual({
+        'rpc.grpc.status_code': status.UNKNOWN,
+        'rpc.status_code': 'UNKNOWN',
+      })
+      expect(grpcErrorType(code, 'server'), String(code)).toBe('UNKNOWN')
+      expect(grpcErrorType(code, 'client'), String(code)).toBe('UNKNOWN')
+    }
+    // gRPC's own codes stay as they are.
+    expect(rpcStatusAttributes(status.UNAUTHENTICATED, both)).toEqual({
+      'rpc.grpc.status_code': 16,
+      'rpc.status_code': 'UNAUTHENTICATED',
+    })
+    expect(grpcErrorType(status.NOT_FOUND, 'server')).toBeUndefined()
+  })
 })
+
+/** The status a point's `rpc.status_code` names, as a number (`UNAVAILABLE` → 14). */
+function statusOf(attributes: Record<string, unknown>): number {
+  return status[attributes['rpc.status_code'] as keyof typeof status]
+}
