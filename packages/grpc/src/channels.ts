@@ -145,7 +145,8 @@ export interface GrpcClientStartMessage {
    * (`dns:127.0.0.1:50051`, `dns:///api.example.com`, `ipv6:[::1]:50051`,
    * `unix:/run/app.sock`): what a tracer reads its `server.address` and
    * `server.port` from. Behind an HTTP CONNECT proxy (`grpc_proxy`,
-   * `https_proxy`) grpc-js names the proxy's. Undefined for a call that was
+   * `https_proxy`, `http_proxy`, unless `no_grpc_proxy`/`no_proxy` names the
+   * target) grpc-js names the proxy's. Undefined for a call that was
    * not sent (refused, or failed as it was made), and when the call below
    * ours does not say (an interceptor's own answering `getPeer()`).
    */

@@ -3,6 +3,8 @@ import { ATTR_SERVER_ADDRESS, ATTR_SERVER_PORT } from './attributes.js'
 /** grpc-js's own target grammar (its uri-parser): scheme, `//authority/`, path. */
 const URI = /^(?:([A-Za-z0-9+.-]+):)?(?:\/\/([^/]*)\/)?(.+)$/
 const DIGITS = /^\d+$/
+/** The port grpc-js connects to when a `dns:` or IP target names none (its resolvers' DEFAULT_PORT). */
+const GRPC_DEFAULT_PORT = 443
 
 /**
  * A gRPC client call's `server.address` and `server.port`, from its channel's
@@ -10,12 +12,16 @@ const DIGITS = /^\d+$/
  * gRPC conventions ask: from the channel's configuration, never the
  * connection (one group of servers, not one attribute value per pod).
  *
- * - `dns:`, `xds:` (and a bare `host:port`): the host, and the port when the
- *   target names one (`dns:///api.example.com` has none: grpc-js's default,
- *   443, is not written); an authority (`dns://8.8.8.8/host:port`, the DNS
+ * - `dns:` (and a bare `host:port`): the host, and the port — grpc-js's
+ *   default, 443, when the target names none (`dns:///api.example.com`):
+ *   the port it connects to, which the conventions require wherever the
+ *   transport has ports, and one server is one series whether its target
+ *   spells 443 or not. An authority (`dns://8.8.8.8/host:port`, the DNS
  *   server to ask) is not the server.
- * - `ipv4:`, `ipv6:`: the address and port; a list of several is the whole
- *   target, with no port.
+ * - `xds:`: the host, and the port only when the target names one (the
+ *   control plane gives the rest).
+ * - `ipv4:`, `ipv6:`: the address and port (443 when none is named); a list
+ *   of several is the whole target, with no port.
  * - `unix:`: the socket's path, as grpc-js resolves it (`unix:///run/a.sock`
  *   is `/run/a.sock`), with no port.
  * - Any other scheme (`zk://zookeeper:2181/my-server`), or one whose host
@@ -32,30 +38,32 @@ export function grpcTargetServer(target: unknown): Record<string, string | numbe
   const whole = { [ATTR_SERVER_ADDRESS]: target }
   switch (scheme) {
     case 'dns':
+      return hostAndPort(path, GRPC_DEFAULT_PORT) ?? whole
     case 'xds':
       return hostAndPort(path) ?? whole
     case 'ipv4':
     case 'ipv6':
-      return path.includes(',') ? whole : (hostAndPort(path) ?? whole)
+      return path.includes(',') ? whole : (hostAndPort(path, GRPC_DEFAULT_PORT) ?? whole)
     case 'unix':
       return { [ATTR_SERVER_ADDRESS]: authority === '' ? `/${path}` : path }
     case undefined:
-      return hostAndPort(target) ?? whole
+      return hostAndPort(target, GRPC_DEFAULT_PORT) ?? whole
     default:
       // grpc-js reads a target whose scheme it has no resolver for as a
       // `dns:` name: `localhost:50051` parses as scheme `localhost`.
-      return (authority === undefined ? hostAndPort(target, true) : undefined) ?? whole
+      return (authority === undefined ? hostAndPort(target, 'required') : undefined) ?? whole
   }
 }
 
 /**
  * grpc-js's `splitHostPort`: `[v6]:port`, `[v6]`, `host:port`, `host`, or a
  * bare IPv6 address (several colons, no port). Undefined for one with no
- * host, a host that is a path, or a port that is no port.
+ * host, a host that is a path, or a port that is no port. With no port
+ * named: `defaultPort`'s, none, or undefined (`'required'`).
  */
 function hostAndPort(
   text: string,
-  portRequired = false,
+  defaultPort?: number | 'required',
 ): Record<string, string | number> | undefined {
   let host = text
   let port: string | undefined
@@ -78,7 +86,10 @@ function hostAndPort(
   }
   if (host === '' || host.includes('/')) return undefined
   if (port === undefined) {
-    return portRequired ? undefined : { [ATTR_SERVER_ADDRESS]: host }
+    if (defaultPort === 'required') return undefined
+    return defaultPort === undefined
+      ? { [ATTR_SERVER_ADDRESS]: host }
+      : { [ATTR_SERVER_ADDRESS]: host, [ATTR_SERVER_PORT]: defaultPort }
   }
   const number = DIGITS.test(port) ? Number(port) : Number.NaN
   if (!(number >= 1 && number <= 65535)) return undefined

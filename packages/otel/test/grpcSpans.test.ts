@@ -578,8 +578,11 @@ describe('instrumentDeadlines: the server a gRPC call was sent to', () => {
     const cases: Array<[unknown, { address: unknown; port: unknown }]> = [
       // An authority is the DNS server to ask, not the server called.
       ['dns://8.8.8.8/grpc.io:50051', { address: 'grpc.io', port: 50051 }],
-      // No port named: grpc-js's default (443) is not written.
-      ['dns:///api.example.com', { address: 'api.example.com', port: undefined }],
+      // No port named: grpc-js's default, 443, the port it connects to.
+      ['dns:///api.example.com', { address: 'api.example.com', port: 443 }],
+      ['ipv4:10.0.0.1', { address: '10.0.0.1', port: 443 }],
+      ['[::1]', { address: '::1', port: 443 }],
+      ['xds:///quotes.example.com', { address: 'quotes.example.com', port: undefined }],
       ['xds:///quotes.example.com:8443', { address: 'quotes.example.com', port: 8443 }],
       // The address is `::1`; the brackets are the target's spelling.
       ['ipv6:[::1]:50051', { address: '::1', port: 50051 }],
