@@ -366,11 +366,13 @@ export const METRIC_GRPC_FAILED_AFTER_ANSWER = 'hourglass.grpc.server.failed_aft
 
 /**
  * The RPC conventions' call durations (histograms, s): one sample per gRPC
- * call of @hourglass/grpc, its `elapsedMs` at its end — the client's for a
- * call it sent (not one refused unsent), the server's for a call that
- * reached its interceptor —, with the call's `rpc.*` method and status
- * attributes as on its span (older or stable: `OTEL_SEMCONV_STABILITY_OPT_IN`)
- * and `error.type` when the span is an error.
+ * call of @hourglass/grpc, its `elapsedMs` at its end — the client's for
+ * every call through its interceptor (one refused unsent included, with the
+ * status it was refused with: `DEADLINE_EXCEEDED` for want of budget,
+ * `CANCELLED` under a cancelled deadline), the server's for a call that
+ * reached its interceptor —, with the stable `rpc.*` method and status
+ * attributes whatever `OTEL_SEMCONV_STABILITY_OPT_IN` says, `error.type`
+ * when the span is an error, and the client's `server.address`/`server.port`.
  */
 export const METRIC_RPC_CLIENT_CALL_DURATION = 'rpc.client.call.duration'
 export const METRIC_RPC_SERVER_CALL_DURATION = 'rpc.server.call.duration'

@@ -390,8 +390,9 @@ export function metricHandlers(meter: Meter): Handlers {
           rpcCallAttributes(m.method, m.code, 'server'),
         )
       },
-      // Every call, one refused unsent (no budget left) included: it failed
-      // with DEADLINE_EXCEEDED, the status the client library made up, as
+      // Every call, one refused unsent included: it failed with the status
+      // the client library made up — DEADLINE_EXCEEDED for want of budget,
+      // CANCELLED under a cancelled deadline (a client that left) —, as
       // grpc-js fails a call whose deadline has passed and as our calls
       // cancelled before they were sent are recorded. Left out, the budget
       // refusals Hourglass exists to make were missing from the error rate.
