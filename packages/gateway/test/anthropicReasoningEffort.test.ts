@@ -128,3 +128,48 @@ describe('reasoning_effort to an Anthropic-backed model', () => {
     expect(fake.requests).toHaveLength(1)
   })
 })
+
+/**
+ * A level only some Claude models lack (`xhigh` before Opus 4.7 and Sonnet
+ * 5, `max` and `xhigh` before 4.6) is refused by the model that lacks it,
+ * when it is reached: with such a model only behind the first in the list,
+ * the request was refused whole (400 before anything was sent) where the
+ * first model takes it.
+ */
+describe('a reasoning_effort level a fallback lacks', () => {
+  const closers: Array<() => Promise<void>> = []
+  afterEach(async () => {
+    for (const close of closers.reverse()) await close()
+    closers.length = 0
+  })
+
+  for (const [effort, behind] of [
+    ['xhigh', 'claude-sonnet-4-6'],
+    ['max', 'claude-sonnet-4-5'],
+  ] as const) {
+    it(`${effort} with ${behind} behind claude-opus-4-7: the first model answers`, async () => {
+      const a = await fakeProvider('anthropic', ['key-a'])
+      const b = await fakeProvider('anthropic', ['key-b'])
+      closers.push(
+        () => a.fake.close(),
+        () => b.fake.close(),
+      )
+      const harness = await startHarness({
+        providers: { a: a.entry, b: b.entry },
+        models: { m: fallback(['a', 'claude-opus-4-7'], ['b', behind]) },
+      })
+      closers.push(() => harness.close())
+      a.fake.setReply(reply.text('Pick B.'))
+      const answer = await harness.client.chat.completions.create({
+        model: 'm',
+        ...ASK,
+        reasoning_effort: effort as 'high',
+        max_tokens: 64000,
+      })
+      expect(answer.choices[0]?.message.content).toBe('Pick B.')
+      expect(a.fake.requests).toHaveLength(1)
+      expect(a.fake.requests[0]?.body).toMatchObject({ output_config: { effort } })
+      expect(b.fake.requests).toHaveLength(0)
+    })
+  }
+})

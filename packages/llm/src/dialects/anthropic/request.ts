@@ -13,6 +13,7 @@ import { argumentsObject } from '../toolArguments.js'
 import { toolChoiceName } from '../toolChoiceName.js'
 import { declareHistoryTools } from './historyTools.js'
 import { anthropicInputSchema } from './inputSchema.js'
+import { refuseModelEffort } from './refuseModelEffort.js'
 import { refuseModelSampling } from './refuseModelSampling.js'
 import { refuseModelThinking } from './refuseModelThinking.js'
 import { refusePrefill } from './refusePrefill.js'
@@ -141,6 +142,7 @@ export function buildAnthropicRequest(request: ChatRequest, model: string): Buil
   refuseModelSampling(model, body)
   refusePrefill(model, turns)
   refuseModelThinking(model, request.extra?.['reasoning_effort'], turns)
+  refuseModelEffort(model, request.extra?.['reasoning_effort'], turns)
   return { path: '/v1/messages', body, headers: { 'anthropic-version': ANTHROPIC_VERSION } }
 }
 

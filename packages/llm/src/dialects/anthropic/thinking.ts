@@ -86,22 +86,13 @@ export function applyAnthropicThinking(
   if (continuesUnthoughtTurn(turns)) return
   const adaptive = takesAdaptiveThinking(model)
   if (adaptive) {
-    // Anthropic's 400 for a level the model lacks would go to no fallback.
-    if (effort === 'xhigh' && lacksXhigh(model)) {
-      throw new InvalidChatRequestError(
-        'reasoning_effort',
-        `${model} takes no xhigh effort (Claude Opus 4.7 and Sonnet 5 and later do): use max, high, medium, low or minimal`,
-      )
-    }
+    // `xhigh` to Opus or Sonnet 4.6, which lack it: refused last, by
+    // `refuseModelEffort` (a value only some models refuse).
     body['thinking'] = { type: 'adaptive', display: 'summarized' }
     body['output_config'] = { effort: effort === 'minimal' ? 'low' : effort }
   } else {
-    if (effort === 'xhigh' || effort === 'max') {
-      throw new InvalidChatRequestError(
-        'reasoning_effort',
-        `${model} takes a thinking budget, and ${effort} has none (${effort === 'max' ? 'Claude 4.6' : 'Claude Opus 4.7 and Sonnet 5'} and later take it): use minimal, low, medium or high`,
-      )
-    }
+    // No budget for these: refused last, by `refuseModelEffort`.
+    if (effort === 'xhigh' || effort === 'max') return
     const budget = BUDGETS[effort as keyof typeof BUDGETS]
     const maxTokens = body['max_tokens'] as number
     if (maxTokens <= budget) {
@@ -197,14 +188,14 @@ function refusesForcedTool(model: string): boolean {
  * `anthropic.claude-opus-4-7`. `claude-3-7-sonnet-20250219` is 3.7 and
  * `claude-sonnet-4-20250514` 4 (a date is no minor version).
  */
-function takesAdaptiveThinking(model: string): boolean {
+export function takesAdaptiveThinking(model: string): boolean {
   const version = claudeVersion(model)
   if (version === undefined) return false
   return version.major > 4 || (version.major === 4 && version.minor >= 6)
 }
 
 /** Claude 4.6 (Opus, Sonnet): adaptive thinking, `max` effort, but no `xhigh` (new with Opus 4.7). */
-function lacksXhigh(model: string): boolean {
+export function lacksXhigh(model: string): boolean {
   const version = claudeVersion(model)
   return version?.major === 4 && version.minor === 6
 }
