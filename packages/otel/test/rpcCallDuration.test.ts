@@ -10,7 +10,7 @@ import {
 import { Deadline, runWithDeadline } from '@hourglass/core'
 import { deadlineInterceptor, deadlineServerInterceptor } from '@hourglass/grpc'
 import { instrumentDeadlines, type StopInstrumentation } from '@hourglass/otel'
-import { SpanKind } from '@opentelemetry/api'
+import { SpanKind, SpanStatusCode } from '@opentelemetry/api'
 import type { Histogram } from '@opentelemetry/sdk-metrics'
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
@@ -154,6 +154,11 @@ describe('rpc.client.call.duration and rpc.server.call.duration', () => {
         const span = askSpans(spans).find(
           (s) => s.kind === kind && s.attributes['rpc.grpc.status_code'] === statusOf(p.attributes),
         )
+        // The span keeps the older attributes (no opt-in), and the point's
+        // error.type is its span's: there exactly when the span is an error.
+        expect(span?.attributes['rpc.system'], name).toBe('grpc')
+        expect(span?.attributes['error.type'], name).toBe(p.attributes['error.type'])
+        expect(span?.status.code === SpanStatusCode.ERROR, name).toBe('error.type' in p.attributes)
         const elapsedMs = span?.attributes['hourglass.deadline.elapsed_ms'] as number
         expect(Math.abs((p.value.sum ?? Number.NaN) * 1000 - elapsedMs), name).toBeLessThanOrEqual(
           0.05,
