@@ -126,7 +126,14 @@ describe.each(majors)('the answer to an expired request is framed ($name)', (maj
     expect(connections).toBe(1)
   })
 
-  it('so it does for a client that pipelined the next request and then half-closed its side: that one is answered, then the connection ends', async () => {
+  /**
+   * A route whose head is written with neither a length nor chunks, not
+   * sent yet, on a server that answers what a client sent before its FIN
+   * (`httpAllowHalfOpen`); the client sends `requests` on one connection,
+   * half-closes, and the deadline then runs out. What came back, and the
+   * server's end of the connection.
+   */
+  async function halfClosedAfter(requests: string[]) {
     const clock = new ManualClock()
     const entered = deferred()
     const app = major.app()
@@ -144,73 +151,50 @@ describe.each(majors)('the answer to an expired request is framed ($name)', (maj
     const http = createServer(app)
     // Node's switch for answering what a client sent before its FIN (off: it aborts them).
     ;(http as unknown as { httpAllowHalfOpen: boolean }).httpAllowHalfOpen = true
-    http.listen(0, '127.0.0.1')
-    await once(http, 'listening')
-    const accepted: Socket[] = []
-    http.on('connection', (s: Socket) => accepted.push(s))
-    try {
-      const socket = connect((http.address() as AddressInfo).port, '127.0.0.1')
-      let text = ''
-      socket.on('data', (chunk: Buffer) => {
-        text += chunk.toString('latin1')
-      })
-      await once(socket, 'connect')
-      socket.write('GET / HTTP/1.1\r\nHost: x\r\n\r\nGET /next HTTP/1.1\r\nHost: x\r\n\r\n')
-      await entered.promise
-      socket.end()
-      // The server has read the FIN before the deadline ends.
-      await expect.poll(() => accepted[0]?.readableEnded).toBe(true)
-      clock.advance(990)
-      await once(socket, 'close')
-      // Before: only the 504 (saying keep-alive), the connection closed after it.
-      expect([...text.matchAll(/HTTP\/1\.1 (\d{3}) /g)].map((m) => m[1])).toEqual(['504', '200'])
-      expect(text).toContain('{"next":true}')
-    } finally {
-      http.closeAllConnections()
-      http.close()
-    }
-  })
-
-  it('but when the expired request was the last the half-closed client sent, the connection ends after its 504, as Node ends it', async () => {
-    const clock = new ManualClock()
-    const entered = deferred()
-    const app = major.app()
-    app.use(deadline({ defaultMs: 1000, reserveMs: 10, clock }))
-    app.get('/', (_req, res) => {
-      res.removeHeader('content-length')
-      res.removeHeader('transfer-encoding')
-      res.writeHead(200, { 'content-type': 'text/plain' })
-      entered.resolve()
-    })
-    const { createServer } = await import('node:http')
-    const http = createServer(app)
-    ;(http as unknown as { httpAllowHalfOpen: boolean }).httpAllowHalfOpen = true
-    // Kept a minute if Node's mark were lost: the close below comes from it alone.
+    // Kept a minute if Node's close mark were lost: a close comes from it alone.
     http.keepAliveTimeout = 60_000
     http.listen(0, '127.0.0.1')
     await once(http, 'listening')
     const accepted: Socket[] = []
     http.on('connection', (s: Socket) => accepted.push(s))
-    try {
-      const socket = connect((http.address() as AddressInfo).port, '127.0.0.1')
-      let text = ''
-      socket.on('data', (chunk: Buffer) => {
-        text += chunk.toString('latin1')
-      })
-      await once(socket, 'connect')
-      socket.write('GET / HTTP/1.1\r\nHost: x\r\n\r\n')
-      await entered.promise
-      socket.end()
-      await expect.poll(() => accepted[0]?.readableEnded).toBe(true)
-      clock.advance(990)
-      await expect
-        .poll(() => accepted[0]?.destroyed, { message: 'the server ended the connection' })
-        .toBe(true)
-      expect([...text.matchAll(/HTTP\/1\.1 (\d{3}) /g)].map((m) => m[1])).toEqual(['504'])
-    } finally {
+    closeHalfOpen = () => {
       http.closeAllConnections()
       http.close()
     }
+    const socket = connect((http.address() as AddressInfo).port, '127.0.0.1')
+    let text = ''
+    socket.on('data', (chunk: Buffer) => {
+      text += chunk.toString('latin1')
+    })
+    await once(socket, 'connect')
+    socket.write(requests.map((path) => `GET ${path} HTTP/1.1\r\nHost: x\r\n\r\n`).join(''))
+    await entered.promise
+    socket.end()
+    // The server has read the FIN before the deadline ends.
+    await expect.poll(() => accepted[0]?.readableEnded).toBe(true)
+    clock.advance(990)
+    await expect
+      .poll(() => accepted[0]?.destroyed, { message: 'the server ended the connection' })
+      .toBe(true)
+    const statuses = [...text.matchAll(/HTTP\/1\.1 (\d{3}) /g)].map((m) => m[1])
+    return { statuses, text }
+  }
+  let closeHalfOpen: (() => void) | undefined
+  afterEach(() => {
+    closeHalfOpen?.()
+    closeHalfOpen = undefined
+  })
+
+  it('so it does for a client that pipelined the next request and then half-closed its side: that one is answered, then the connection ends', async () => {
+    const { statuses, text } = await halfClosedAfter(['/', '/next'])
+    // Before: only the 504 (saying keep-alive), the connection closed after it.
+    expect(statuses).toEqual(['504', '200'])
+    expect(text).toContain('{"next":true}')
+  })
+
+  it('but when the expired request was the last the half-closed client sent, the connection ends after its 504, as Node ends it', async () => {
+    const { statuses } = await halfClosedAfter(['/'])
+    expect(statuses).toEqual(['504'])
   })
 })
 

@@ -213,7 +213,6 @@ describe('rpc.client.call.duration and rpc.server.call.duration', () => {
   it('a status code gRPC does not define (a handler error whose code is 11000) is UNKNOWN on the spans and the metrics: an error of the server, not a series of its own', async () => {
     const client = await start(undefined)
     // grpc-js hands the caller the code as it came (11000): Hourglass's telemetry reads it as gRPC says.
-    // The caller gets the code as it came: only the telemetry reads it as UNKNOWN.
     expect(await ask(client, 11000)).toBe(11000)
     const spans = await otel.spansWhere((all) => askSpans(all).length === 2)
     for (const span of askSpans(spans)) {
