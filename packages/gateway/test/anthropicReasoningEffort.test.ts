@@ -172,4 +172,41 @@ describe('a reasoning_effort level a fallback lacks', () => {
       expect(b.fake.requests).toHaveLength(0)
     })
   }
+
+  const besideThinking: Array<[string, Partial<OpenAI.ChatCompletionCreateParamsNonStreaming>]> = [
+    ['claude-sonnet-4-6', { temperature: 0.5 }],
+    [
+      'claude-sonnet-4-5',
+      {
+        messages: [
+          { role: 'user', content: 'A or B?' },
+          { role: 'assistant', content: 'I pick' },
+        ],
+      },
+    ],
+  ]
+  for (const [behind, extra] of besideThinking) {
+    it(`so is it with what Anthropic refuses beside thinking (${Object.keys(extra)[0]}) to ${behind}, never sent it`, async () => {
+      const a = await fakeProvider('openai', ['key-a'])
+      const b = await fakeProvider('anthropic', ['key-b'])
+      closers.push(
+        () => a.fake.close(),
+        () => b.fake.close(),
+      )
+      const harness = await startHarness({
+        providers: { a: a.entry, b: b.entry },
+        models: { m: fallback(['a', 'my-model'], ['b', behind]) },
+      })
+      closers.push(() => harness.close())
+      a.fake.setReply(reply.text('Pick B.'))
+      const answer = await harness.client.chat.completions.create({
+        model: 'm',
+        ...ASK,
+        ...extra,
+        reasoning_effort: 'xhigh' as 'high',
+      })
+      expect(answer.choices[0]?.message.content).toBe('Pick B.')
+      expect(b.fake.requests).toHaveLength(0)
+    })
+  }
 })

@@ -2,6 +2,7 @@ import { quoted } from '@hourglass/core'
 import { InvalidChatRequestError } from '../../errors/InvalidChatRequestError.js'
 import { claudeVersion } from './claudeVersion.js'
 import { continuesUnthoughtTurn, type Turn } from './continuesUnthoughtTurn.js'
+import { lacksEffort, takesAdaptiveThinking } from './lacksEffort.js'
 import { deprecatesSampling } from './refuseModelSampling.js'
 import { takesThinking } from './refuseModelThinking.js'
 import { refusesPrefill } from './refusePrefill.js'
@@ -74,6 +75,12 @@ export function applyAnthropicThinking(
   // thinking last, by `refuseModelThinking`: what Anthropic refuses beside
   // thinking would be no remedy there.
   if (!takesThinking(model)) return
+  // Nor is a level this model lacks (`xhigh` to Opus or Sonnet 4.6, `xhigh`
+  // or `max` where thinking takes a budget): refused last, by
+  // `refuseModelEffort` — a provider value, so a gateway skips such a
+  // fallback rather than refuse the request for what Anthropic refuses
+  // beside thinking (a temperature, a prefill) on a model it never reaches.
+  if (lacksEffort(model, effort)) return
   const turns = body['messages'] as readonly Turn[]
   // Claude 4.6 and later refuse a prefill with thinking or without, so
   // turning thinking off is no remedy there: refused last, by `refusePrefill`.
@@ -86,13 +93,9 @@ export function applyAnthropicThinking(
   if (continuesUnthoughtTurn(turns)) return
   const adaptive = takesAdaptiveThinking(model)
   if (adaptive) {
-    // `xhigh` to Opus or Sonnet 4.6, which lack it: refused last, by
-    // `refuseModelEffort` (a value only some models refuse).
     body['thinking'] = { type: 'adaptive', display: 'summarized' }
     body['output_config'] = { effort: effort === 'minimal' ? 'low' : effort }
   } else {
-    // No budget for these: refused last, by `refuseModelEffort`.
-    if (effort === 'xhigh' || effort === 'max') return
     const budget = BUDGETS[effort as keyof typeof BUDGETS]
     const maxTokens = body['max_tokens'] as number
     if (maxTokens <= budget) {
@@ -181,21 +184,4 @@ function refusesForcedTool(model: string): boolean {
   }
   const since = family === 'opus' || family === 'sonnet' ? 5 : 1
   return major > 5 || (major === 5 && minor >= since)
-}
-
-/**
- * Claude 4.6 and later: `claude-opus-4-6`, `claude-sonnet-5`,
- * `anthropic.claude-opus-4-7`. `claude-3-7-sonnet-20250219` is 3.7 and
- * `claude-sonnet-4-20250514` 4 (a date is no minor version).
- */
-export function takesAdaptiveThinking(model: string): boolean {
-  const version = claudeVersion(model)
-  if (version === undefined) return false
-  return version.major > 4 || (version.major === 4 && version.minor >= 6)
-}
-
-/** Claude 4.6 (Opus, Sonnet): adaptive thinking, `max` effort, but no `xhigh` (new with Opus 4.7). */
-export function lacksXhigh(model: string): boolean {
-  const version = claudeVersion(model)
-  return version?.major === 4 && version.minor === 6
 }
