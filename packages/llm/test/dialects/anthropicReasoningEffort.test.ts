@@ -2,7 +2,10 @@ import { reply } from '@hourglass/testkit'
 import { describe, expect, it } from 'vitest'
 import { callModel } from '../../src/call/callModel.js'
 import { dialects } from '../../src/dialects/dialects.js'
-import { isInvalidChatRequest } from '../../src/errors/InvalidChatRequestError.js'
+import {
+  isInvalidChatRequest,
+  PROVIDER_REFUSES_VALUE,
+} from '../../src/errors/InvalidChatRequestError.js'
 import type { ChatRequest } from '../../src/types.js'
 import { useFakes, user } from '../call/support/fakes.js'
 
@@ -116,6 +119,26 @@ describe('reasoning_effort to Anthropic', () => {
     })
     expect(answer.content.map((b) => b.type)).toEqual(['thinking', 'text'])
     expect(fake.requests.at(-1)!.body).toMatchObject({ output_config: { effort: 'max' } })
+  })
+
+  it('a level the model lacks is refused last, as a value only that model refuses, whatever Anthropic refuses beside thinking', () => {
+    for (const [model, effort, fields] of [
+      ['claude-sonnet-4-6', 'xhigh', { temperature: 0.5 }],
+      [
+        'claude-3-7-sonnet-20250219',
+        'max',
+        { messages: [user('why?'), { role: 'assistant', content: 'Because' }] },
+      ],
+      ['claude-sonnet-4-5-20250929', 'xhigh', { maxTokens: 100 }],
+    ] as const) {
+      const refused = refusal(() =>
+        build({ reasoning_effort: effort }, model, fields as Partial<ChatRequest>),
+      ) as { field?: string; reason?: string }
+      // Not `temperature`, `messages` or `max_tokens`: those are refused only
+      // beside thinking, which a level the model lacks never turns on.
+      expect(refused.field, model).toBe('reasoning_effort')
+      expect(refused.reason, model).toBe(PROVIDER_REFUSES_VALUE)
+    }
   })
 
   it('none turns nothing on', () => {
