@@ -143,33 +143,45 @@ describe('a reasoning_effort level a fallback lacks', () => {
     closers.length = 0
   })
 
+  /**
+   * A gateway whose model `m` is `first` on provider `a` (of `dialect`),
+   * then `behind` on Anthropic provider `b`; `first` answers "Pick B.". The
+   * answer to `request`, and what each fake was sent.
+   */
+  async function askPast(
+    [dialect, first]: ['anthropic' | 'openai', string],
+    behind: string,
+    request: Partial<OpenAI.ChatCompletionCreateParamsNonStreaming>,
+  ) {
+    const a = await fakeProvider(dialect, ['key-a'])
+    const b = await fakeProvider('anthropic', ['key-b'])
+    closers.push(
+      () => a.fake.close(),
+      () => b.fake.close(),
+    )
+    const harness = await startHarness({
+      providers: { a: a.entry, b: b.entry },
+      models: { m: fallback(['a', first], ['b', behind]) },
+    })
+    closers.push(() => harness.close())
+    a.fake.setReply(reply.text('Pick B.'))
+    const answer = await harness.client.chat.completions.create({ model: 'm', ...ASK, ...request })
+    return { text: answer.choices[0]?.message.content, first: a.fake, behind: b.fake }
+  }
+
   for (const [effort, behind] of [
     ['xhigh', 'claude-sonnet-4-6'],
     ['max', 'claude-sonnet-4-5'],
   ] as const) {
     it(`${effort} with ${behind} behind claude-opus-4-7: the first model answers`, async () => {
-      const a = await fakeProvider('anthropic', ['key-a'])
-      const b = await fakeProvider('anthropic', ['key-b'])
-      closers.push(
-        () => a.fake.close(),
-        () => b.fake.close(),
-      )
-      const harness = await startHarness({
-        providers: { a: a.entry, b: b.entry },
-        models: { m: fallback(['a', 'claude-opus-4-7'], ['b', behind]) },
-      })
-      closers.push(() => harness.close())
-      a.fake.setReply(reply.text('Pick B.'))
-      const answer = await harness.client.chat.completions.create({
-        model: 'm',
-        ...ASK,
+      const sent = await askPast(['anthropic', 'claude-opus-4-7'], behind, {
         reasoning_effort: effort as 'high',
         max_tokens: 64000,
       })
-      expect(answer.choices[0]?.message.content).toBe('Pick B.')
-      expect(a.fake.requests).toHaveLength(1)
-      expect(a.fake.requests[0]?.body).toMatchObject({ output_config: { effort } })
-      expect(b.fake.requests).toHaveLength(0)
+      expect(sent.text).toBe('Pick B.')
+      expect(sent.first.requests).toHaveLength(1)
+      expect(sent.first.requests[0]?.body).toMatchObject({ output_config: { effort } })
+      expect(sent.behind.requests).toHaveLength(0)
     })
   }
 
@@ -187,26 +199,12 @@ describe('a reasoning_effort level a fallback lacks', () => {
   ]
   for (const [behind, extra] of besideThinking) {
     it(`so is it with what Anthropic refuses beside thinking (${Object.keys(extra)[0]}) to ${behind}, never sent it`, async () => {
-      const a = await fakeProvider('openai', ['key-a'])
-      const b = await fakeProvider('anthropic', ['key-b'])
-      closers.push(
-        () => a.fake.close(),
-        () => b.fake.close(),
-      )
-      const harness = await startHarness({
-        providers: { a: a.entry, b: b.entry },
-        models: { m: fallback(['a', 'my-model'], ['b', behind]) },
-      })
-      closers.push(() => harness.close())
-      a.fake.setReply(reply.text('Pick B.'))
-      const answer = await harness.client.chat.completions.create({
-        model: 'm',
-        ...ASK,
+      const sent = await askPast(['openai', 'my-model'], behind, {
         ...extra,
         reasoning_effort: 'xhigh' as 'high',
       })
-      expect(answer.choices[0]?.message.content).toBe('Pick B.')
-      expect(b.fake.requests).toHaveLength(0)
+      expect(sent.text).toBe('Pick B.')
+      expect(sent.behind.requests).toHaveLength(0)
     })
   }
 })
