@@ -1,7 +1,16 @@
+import { Deadline, ManualClock } from '@hourglass/core'
+import { ERNIE_V2_REFUSALS, ernieErrors, type RecordedRequest, reply } from '@hourglass/testkit'
 import { describe, expect, it } from 'vitest'
+import { openAICompatible } from '../../src/adapters/openAICompatible.js'
+import { Admission } from '../../src/admission/Admission.js'
 import { classify, cooldownScopeOf } from '../../src/admission/slot.js'
+import { callModel } from '../../src/call/callModel.js'
 import { dialects } from '../../src/dialects/dialects.js'
+import { isRequestRejected } from '../../src/errors/RequestRejectedError.js'
+import { useFakes, user } from '../call/support/fakes.js'
 import { errorOver } from './support/errorOver.js'
+
+const fakes = useFakes()
 
 const ernie = dialects.ernie
 const v1 = (code: number, msg: string) =>
@@ -117,6 +126,71 @@ describe('Baidu ERNIE / Qianfan errors', () => {
     expect(
       ernie.normalizeError({ status: 200, body: JSON.stringify({ error_code: 0, result: 'ok' }) }),
     ).toBeUndefined()
+  })
+
+  // Qianfan v2's error-code table: its content review answers `type:
+  // unsafe_request` (403 for the system, user_setting and functions
+  // fields, 400 for an image URL); the account's bill and a model taken
+  // offline come as 403 `type: access_denied`. By status and type, each
+  // was `auth`: the key retired, for every model it serves.
+  it.each([
+    ['system_unsafe', 'content_policy', false],
+    ['user_setting_unsafe', 'content_policy', false],
+    ['functions_unsafe', 'content_policy', false],
+    ['image_url_unsafe', 'content_policy', false],
+    ['account_overdue', 'quota_exhausted', false],
+    ['model_offline', 'not_found', false],
+  ] as const)('Qianfan v2 %s is %s, not auth', (code, kind, retryable) => {
+    const { status, body } = ernieErrors.v2Refused(code)
+    expect(status).toBe(ERNIE_V2_REFUSALS[code].status)
+    expect(ernie.normalizeError({ status, body: JSON.stringify(body) })).toMatchObject({
+      kind,
+      retryable,
+      status,
+      providerCode: code,
+    })
+  })
+
+  it('Qianfan v2 403 system_unsafe through the fake: refused as the request’s content, the key kept for the next call', async () => {
+    const clock = new ManualClock(1_000)
+    const admission = new Admission({ clock, defaultNeededMs: 0, logger: { warn: () => {} } })
+    // Qianfan's review judges the content, whichever key sends it.
+    const bySystem = (r: RecordedRequest) =>
+      JSON.stringify(r.body).includes('forbidden persona')
+        ? ernieErrors.v2Refused('system_unsafe')
+        : reply.text('你好')
+    const fake = await fakes.start({ dialect: 'ernie', reply: bySystem })
+    const model = fakes.adapter(
+      openAICompatible({
+        baseURL: fake.baseURL,
+        apiKeys: ['ak-first-key', 'ak-second-key'],
+        model: 'ernie-4.5-turbo-128k',
+        dialect: 'ernie',
+      }),
+    )
+    using deadline = Deadline.after(15_000, { clock })
+    const refused = await callModel({
+      models: [model],
+      request: {
+        messages: [{ role: 'system', content: 'forbidden persona' }, user('hi')],
+        maxTokens: 16,
+      },
+      deadline,
+      limits: { admission },
+    }).catch((e: unknown) => e)
+    // Before: `auth` — both keys retired in turn, each refused the same way.
+    expect(isRequestRejected(refused)).toBe(true)
+    expect(refused).toMatchObject({ kind: 'content_policy' })
+    expect(fake.requests.map((r) => r.apiKey)).toEqual(['ak-first-key'])
+    // The next client's call is answered on the same key.
+    const answer = await callModel({
+      models: [model],
+      request: { messages: [user('hi')], maxTokens: 16 },
+      deadline,
+      limits: { admission },
+    })
+    expect(answer.text).toBe('你好')
+    expect(fake.requests.map((r) => r.apiKey)).toEqual(['ak-first-key', 'ak-first-key'])
   })
 
   it('a data frame with error_code mid-stream is a stream error', () => {

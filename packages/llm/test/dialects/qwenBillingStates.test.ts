@@ -1,5 +1,13 @@
+import { Deadline, ManualClock } from '@hourglass/core'
+import { qwenErrors, type RecordedRequest, reply } from '@hourglass/testkit'
 import { describe, expect, it } from 'vitest'
+import { openAICompatible } from '../../src/adapters/openAICompatible.js'
+import { Admission } from '../../src/admission/Admission.js'
+import { callModel } from '../../src/call/callModel.js'
 import { dialects } from '../../src/dialects/dialects.js'
+import { useFakes, user } from '../call/support/fakes.js'
+
+const fakes = useFakes()
 
 const qwen = dialects.qwen
 
@@ -38,5 +46,33 @@ describe('Qwen / DashScope: 429s that are the bill, not a rate', () => {
         ),
       }),
     ).toMatchObject({ kind: 'rate_limited', retryable: true })
+  })
+
+  it('403 AllocationQuota.FreeTierOnly through the fake: that model is retired on the key, the key’s other models still answer', async () => {
+    const clock = new ManualClock(1_000)
+    const admission = new Admission({ clock, defaultNeededMs: 0, logger: { warn: () => {} } })
+    // "Free Quota Only" is on and qwen-max's free quota is spent; qwen-plus has some left.
+    const byModel = (r: RecordedRequest) =>
+      r.model === 'qwen-max' ? qwenErrors.freeTierExhausted() : reply.text(`answered by ${r.model}`)
+    const fake = await fakes.start({ dialect: 'qwen', reply: byModel })
+    const onKey = (model: string) =>
+      fakes.adapter(
+        openAICompatible({ baseURL: fake.baseURL, apiKey: 'sk-dashscope', model, dialect: 'qwen' }),
+      )
+    const spent = onKey('qwen-max')
+    const other = onKey('qwen-plus')
+    using deadline = Deadline.after(15_000, { clock })
+    const call = () =>
+      callModel({
+        models: [spent, other],
+        request: { messages: [user('hi')], maxTokens: 16 },
+        deadline,
+        limits: { admission },
+      })
+    // Before: the key was retired, and the fallback on it refused unsent.
+    expect((await call()).text).toBe('answered by qwen-plus')
+    // The spent model is not asked again; the other still is.
+    expect((await call()).text).toBe('answered by qwen-plus')
+    expect(fake.requests.map((r) => r.model)).toEqual(['qwen-max', 'qwen-plus', 'qwen-plus'])
   })
 })

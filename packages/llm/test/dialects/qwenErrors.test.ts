@@ -192,6 +192,8 @@ describe('Qwen / DashScope errors', () => {
       ).toMatchObject({
         kind: 'quota_exhausted',
         retryable: false,
+        // Each model's free quota is its own: the key still serves the others.
+        scope: 'model',
       })
       // Not a 429 and no token-limit link: what the code says.
       expect(

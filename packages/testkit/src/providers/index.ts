@@ -1,7 +1,12 @@
 export { anthropicErrors } from './errors/anthropicErrors.js'
 export { deepseekErrors } from './errors/deepseekErrors.js'
 export { doubaoErrors } from './errors/doubaoErrors.js'
-export { ERNIE_ERROR_CODES, ERNIE_V2_RATE_LIMITS, ernieErrors } from './errors/ernieErrors.js'
+export {
+  ERNIE_ERROR_CODES,
+  ERNIE_V2_RATE_LIMITS,
+  ERNIE_V2_REFUSALS,
+  ernieErrors,
+} from './errors/ernieErrors.js'
 export { geminiErrors } from './errors/geminiErrors.js'
 export { openAIErrors } from './errors/openAIErrors.js'
 export {

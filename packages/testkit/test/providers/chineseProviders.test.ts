@@ -161,6 +161,27 @@ describe('fake Baidu ERNIE', () => {
     })
     expect(await (await legacy(fake.url)).json()).toMatchObject({ error_code: 17 })
   })
+
+  it('v2 refuses unsafe content as 403 unsafe_request and an offline model as 403 access_denied, per its error-code table', async () => {
+    fake = await startFakeProvider({ dialect: 'ernie' })
+    fake.enqueue(ernieErrors.v2Refused(), ernieErrors.v2Refused('model_offline'))
+    const unsafe = await chat(fake.baseURL)
+    expect(unsafe.status).toBe(403)
+    expect(await unsafe.json()).toEqual({
+      error: {
+        code: 'system_unsafe',
+        message: 'the content of system field is invalid',
+        type: 'unsafe_request',
+      },
+      id: 'as-fakehourglass',
+    })
+    const offline = await chat(fake.baseURL)
+    expect(offline.status).toBe(403)
+    expect(await offline.json()).toMatchObject({
+      error: { code: 'model_offline', type: 'access_denied' },
+    })
+    expect(() => ernieErrors.v2Refused('nope' as 'system_unsafe')).toThrow(TypeError)
+  })
 })
 
 describe('fake Doubao / Ark', () => {
@@ -177,5 +198,17 @@ describe('fake Doubao / Ark', () => {
     const overdue = await chat(fake.baseURL)
     expect(overdue.status).toBe(403)
     expect(await overdue.json()).toMatchObject({ error: { code: 'AccountOverdueError' } })
+  })
+
+  it('pauses one model at the account’s set inference limit with 429 SetLimitExceeded naming it', async () => {
+    fake = await startFakeProvider({ dialect: 'doubao' })
+    fake.enqueue(doubaoErrors.setLimitExceeded('doubao-seed-1.6'))
+    const paused = await chat(fake.baseURL)
+    expect(paused.status).toBe(429)
+    const { error } = (await paused.json()) as { error: Record<string, string> }
+    expect(error).toMatchObject({ code: 'SetLimitExceeded', type: 'TooManyRequests', param: '' })
+    expect(error['message']).toContain(
+      'has reached the set inference limit for the doubao-seed-1.6 model, and the model service has been paused',
+    )
   })
 })

@@ -75,6 +75,13 @@ function readDoubaoError(json: unknown): BodyVerdict | undefined {
   ) {
     kind = 'context_too_long'
   }
+  // The inference limit "Safe Experience Mode" sets is the model's, and
+  // pauses that model alone ("… has reached the set inference limit for the
+  // doubao-seed-1.6 model, and the model service has been paused"): the key
+  // goes on serving every other model. Read as the key's, the spent quota
+  // retired the key — for good, by default — and the call's fallback to
+  // another Ark model on it was refused unsent, as was every later call.
+  if (code === 'SetLimitExceeded') return { ...verdict, kind, scope: 'model' }
   return { ...verdict, kind }
 }
 

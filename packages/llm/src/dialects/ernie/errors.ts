@@ -37,6 +37,20 @@ const ERNIE_CODES: Readonly<Record<string, ErrorKind>> = {
   '110': 'auth',
   '111': 'auth',
   access_denied: 'auth',
+  // Qianfan v2's 403s under `type: access_denied` that are not the key's
+  // fault (its error-code table, cloud.baidu.com/doc/qianfan-api/s/Om9b4yj3w):
+  // "Access denied due to overdue account" is the bill, which no wait lifts;
+  // "The model is offline" is this model gone, the key still serving the
+  // others. Read by their type as `auth`, each retired the key for every
+  // model it serves.
+  account_overdue: 'quota_exhausted',
+  model_offline: 'not_found',
+  // v2's content review: `type: unsafe_request`, with a code naming the
+  // field it judged (403 `system_unsafe`, `user_setting_unsafe`,
+  // `functions_unsafe`; 400 `image_url_unsafe`). As the status's `auth`, a
+  // client's system prompt retired the key — and every other key the call
+  // moved to, refused the same way.
+  unsafe_request: 'content_policy',
   invalid_model: 'not_found',
   // v1 sends these inside a 200, where a code not in this table reads as a
   // retryable server error: each was sent again and refused the same way.

@@ -73,6 +73,13 @@ function readQwenError(json: unknown, _text: string, status: number): BodyVerdic
     kind: throttled ? 'rate_limited' : kind,
   }
   if (limitedBy !== undefined) verdict.limitedBy = limitedBy
+  // Model Studio's free quota is each model's own, and "Free Quota Only" is
+  // switched on model by model (help.aliyun.com/zh/model-studio/new-free-quota,
+  // the Model Usage page: a 403 `AllocationQuota.FreeTierOnly` when that
+  // model's quota runs out): the key still calls the models whose quota is
+  // left. Read as the key's, the spent quota retired the key — for good, by
+  // default — and a fallback to another Qwen model on it was refused unsent.
+  if (code === 'AllocationQuota.FreeTierOnly') verdict.scope = 'model'
   return verdict
 }
 

@@ -41,6 +41,20 @@ export const doubaoErrors = {
       'TooManyRequests',
     )
   },
+  /**
+   * 429 `SetLimitExceeded`: the account's own inference limit for one model
+   * ("Safe Experience Mode", set per model in the Ark console) is reached and
+   * that model is paused — the key still serves the others. Wording as quoted
+   * in volcengine/ark-cli#15.
+   */
+  setLimitExceeded(model = 'doubao-seed-1.6'): ErrorReply {
+    return error(
+      429,
+      'SetLimitExceeded',
+      `Your account 2100000000 has reached the set inference limit for the ${model} model, and the model service has been paused. To continue using this model, please visit the Model Activation page to adjust or close the "Safe Experience Mode". Request ID: ${REQUEST_ID}`,
+      'TooManyRequests',
+    )
+  },
   /** 403 `AccountOverdueError`: permanent until the bill is paid. */
   accountOverdue(): ErrorReply {
     return error(

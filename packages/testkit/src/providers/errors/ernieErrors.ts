@@ -24,6 +24,43 @@ export const ERNIE_V2_RATE_LIMITS = {
   tpm: { code: 'tpm_rate_limit_exceeded', message: 'Rate limit reached for TPM' },
 } as const
 
+/**
+ * Qianfan v2's refusals of the request's content and of the account, per its
+ * error-code table (cloud.baidu.com/doc/qianfan-api/s/Om9b4yj3w): status,
+ * `code`, `type` and message as listed there. The content review names the
+ * field it judged, under `type: unsafe_request`; the account's bill and a
+ * model taken offline come under `type: access_denied`, as a bad key's
+ * permission does.
+ */
+export const ERNIE_V2_REFUSALS = {
+  system_unsafe: {
+    status: 403,
+    type: 'unsafe_request',
+    message: 'the content of system field is invalid',
+  },
+  user_setting_unsafe: {
+    status: 403,
+    type: 'unsafe_request',
+    message: 'the content of user field is invalid',
+  },
+  functions_unsafe: {
+    status: 403,
+    type: 'unsafe_request',
+    message: 'the content of functions field is invalid',
+  },
+  image_url_unsafe: {
+    status: 400,
+    type: 'unsafe_request',
+    message: 'the content of image_url.url field is unsafe',
+  },
+  account_overdue: {
+    status: 403,
+    type: 'access_denied',
+    message: 'Access denied due to overdue account',
+  },
+  model_offline: { status: 403, type: 'access_denied', message: 'The model is offline' },
+} as const
+
 export const ernieErrors = {
   /** HTTP 200 with `{"error_code":336501,"error_msg":"Rate limit reached for RPM"}` (or tpm/qps/daily). */
   rateLimited(which: keyof typeof ERNIE_ERROR_CODES = 'rpm'): ErrorReply {
@@ -47,6 +84,27 @@ export const ernieErrors = {
         error: { ...ERNIE_V2_RATE_LIMITS[which], type: 'rate_limit_exceeded' },
         id: 'as-fakehourglass',
       },
+      headers: {},
+    }
+  },
+  /**
+   * Qianfan v2: a refusal of the content (`system_unsafe`, …: `type:
+   * unsafe_request`) or of the account (`account_overdue`, `model_offline`:
+   * `type: access_denied`), e.g. 403 `{"error":{"code":"system_unsafe",
+   * "message":"the content of system field is invalid","type":
+   * "unsafe_request"},"id":"as-…"}` (see `ERNIE_V2_REFUSALS`).
+   */
+  v2Refused(code: keyof typeof ERNIE_V2_REFUSALS = 'system_unsafe'): ErrorReply {
+    if (!Object.hasOwn(ERNIE_V2_REFUSALS, code)) {
+      throw new TypeError(
+        `ernieErrors.v2Refused: code must be one of ${Object.keys(ERNIE_V2_REFUSALS).join(', ')}, got ${String(code)}`,
+      )
+    }
+    const { status, type, message } = ERNIE_V2_REFUSALS[code]
+    return {
+      kind: 'error',
+      status,
+      body: { error: { code, message, type }, id: 'as-fakehourglass' },
       headers: {},
     }
   },
