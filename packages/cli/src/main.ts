@@ -121,18 +121,26 @@ function checkIo(io: Io): void {
   }
   for (const name of ['stdout', 'stderr'] as const) {
     if (typeof io[name] !== 'function') {
-      throw optionError(`io.${name}`, 'a function (text: string) => void', io[name])
+      throw kindError(`io.${name}`, 'a function (text: string) => void', io[name])
     }
   }
   if (io.stderrColumns !== undefined && typeof io.stderrColumns !== 'function') {
-    // A TypeError for a number too (`stderrColumns: 80`): the kind is wrong, not the value.
-    const { message } = optionError(
+    throw kindError(
       'io.stderrColumns',
       'a function returning the width in columns, or undefined',
       io.stderrColumns,
     )
-    throw new TypeError(message)
   }
+}
+
+/**
+ * A TypeError whatever the value: `optionError` makes a number a RangeError,
+ * but `stdout: 1` (a file descriptor) or `stderrColumns: 80` is the wrong
+ * kind of member, not a value out of range, and a caller matching on the
+ * README's TypeError got a RangeError.
+ */
+function kindError(name: string, rule: string, value: unknown): TypeError {
+  return new TypeError(optionError(name, rule, value).message)
 }
 
 /**

@@ -90,3 +90,52 @@ it('a dotted shorthand the resolver reads (127.1) is listened on, not refused', 
   )
   expect(run.code).toBe(1)
 })
+
+// HOST=" 127.0.0.1 " was trimmed, the same value in --host refused as no
+// address: `--host "$(hostname -I)"` ends in a blank.
+it('blanks around --host are ignored, as around HOST', async () => {
+  taken = createServer()
+  await new Promise<void>((resolve) => taken!.listen(0, '127.0.0.1', resolve))
+  const port = (taken.address() as { port: number }).port
+  const run = await runMain([
+    'gateway',
+    '--config',
+    writeConfig(),
+    '--host',
+    '127.0.0.1 ',
+    '--port',
+    `${port}`,
+  ])
+  expect(run.stderr).toBe(
+    `hourglass gateway: 127.0.0.1:${port} is already in use: another process listens there (pick another --port, or 0 for any free port)\n`,
+  )
+  expect(run.code).toBe(1)
+})
+
+// `--host fe80::1`, a link-local address as `ip addr` shows it, cannot be
+// bound without its interface: listen's `EINVAL: invalid argument` was
+// printed as it came, exit 1 — a failure of the machine, where the
+// setting is the caller's, as an address the machine does not have is.
+it('an IPv6 address listen() refuses as written (link-local, no interface): a bad --host, exit 2', async (ctx) => {
+  const probe = createServer()
+  const refused = await new Promise<string | undefined>((resolve) => {
+    probe.once('error', (error: NodeJS.ErrnoException) => resolve(error.code))
+    probe.listen(0, 'fe80::1', () => probe.close(() => resolve(undefined)))
+  })
+  // Only where listen() itself says EINVAL for it (Linux with IPv6).
+  if (refused !== 'EINVAL') return ctx.skip()
+  const run = await runMain([
+    'gateway',
+    '--config',
+    writeConfig(),
+    '--host',
+    'fe80::1',
+    '--port',
+    '0',
+  ])
+  expect(run.stderr).toBe(
+    'hourglass gateway: cannot listen on fe80::1: not an address to listen on as written (a link-local IPv6 address needs its interface after a %, as in fe80::1%eth0) (set --host or HOST; in a container, 0.0.0.0)\n',
+  )
+  expect(run.stdout).toBe('')
+  expect(run.code).toBe(2)
+})

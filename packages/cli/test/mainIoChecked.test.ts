@@ -19,6 +19,15 @@ it.each<[unknown, string]>([
     { stdout: () => {}, stderr: 'log.txt', stderrIsTTY: false },
     'io.stderr must be a function (text: string) => void',
   ],
+  // A file descriptor where a function goes: the wrong kind, not a number out of range.
+  [
+    { stdout: 1, stderr: () => {}, stderrIsTTY: false },
+    'io.stdout must be a function (text: string) => void, got 1',
+  ],
+  [
+    { stdout: () => {}, stderr: 2, stderrIsTTY: false },
+    'io.stderr must be a function (text: string) => void, got 2',
+  ],
   [
     { stdout: () => {}, stderr: () => {}, stderrIsTTY: false, stderrColumns: 80 },
     'io.stderrColumns must be a function returning the width in columns, or undefined',

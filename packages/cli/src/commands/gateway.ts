@@ -94,7 +94,9 @@ A flag wins over its environment variable.
     const port = portFromEnv
       ? envPort(env['PORT'] as string)
       : intOption('gateway', 'port', values.port, 8080, 0, 65_535)
-    const givenHost = values.host ?? nonEmpty(env['HOST']) ?? '127.0.0.1'
+    // Trimmed, as HOST is: `--host "$(hostname -I)"` ends in a blank, and
+    // was refused as no address where the same value in HOST was served.
+    const givenHost = values.host?.trim() ?? nonEmpty(env['HOST']) ?? '127.0.0.1'
     const hostFrom =
       values.host !== undefined
         ? '--host'
@@ -253,6 +255,16 @@ A flag wins over its environment variable.
         // in one line instead of listen's. (A name was looked up above.)
         io.stderr(
           `hourglass gateway: cannot listen on ${host}: not an address of this machine${LISTEN_HINT}\n`,
+        )
+        return 2
+      }
+      if (code === 'EINVAL' && isIP(host) === 6) {
+        // A link-local IPv6 address as `ip addr` shows it (`fe80::1`), or a
+        // multicast one: listen() cannot bind it without an interface, and
+        // its `listen EINVAL: invalid argument` was exit 1, a failure of the
+        // machine, for what is the caller's setting.
+        io.stderr(
+          `hourglass gateway: cannot listen on ${host}: not an address to listen on as written (a link-local IPv6 address needs its interface after a %, as in fe80::1%eth0)${LISTEN_HINT}\n`,
         )
         return 2
       }
