@@ -74,6 +74,16 @@ describe('install lines', () => {
       expect(missing, `not in an \`npm install\` line of ${readme}`).toEqual([])
     },
   )
+
+  // The root README's "In code" block is the first a new user pastes into a
+  // project of their own: it had no install line at all.
+  it('README.md: every package its blocks import is installed', () => {
+    const installed = installedBy('README.md')
+    const missing = importsOf('README.md')
+      .filter(({ name }) => !installed.has(name))
+      .map(({ name, line }) => `README.md:${line}: ${name}`)
+    expect(missing, 'not in an `npm install` line of README.md').toEqual([])
+  })
 })
 
 // What an installed user's TypeScript reads besides the READMEs: each
