@@ -21,8 +21,9 @@ export interface IngressStartMessage {
   mode: 'enforce' | 'observe'
   /**
    * True when `strict` refuses the request (a malformed deadline header):
-   * the chain never runs, and `budgetMs` is the fallback `defaultMs`, not a
-   * budget its caller gave.
+   * the chain never runs. `budgetMs` and `source` are what it would have
+   * run with: a valid trusted header beside the malformed one (its value,
+   * clamped), else the fallback `defaultMs` (`source` `default`).
    */
   refused: boolean
 }

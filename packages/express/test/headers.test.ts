@@ -379,4 +379,12 @@ describe.each(majors)('inbound deadline headers ($name)', (major) => {
       diagnostics.unsubscribe(expressChannels.end.name, onEnd)
     }
   })
+
+  it("strict: a refused request's start says the budget it would have run with, a valid header's beside the malformed one", async () => {
+    const { url, calls } = await serve({ strict: true, defaultMs: 600, reserveMs: 0 })
+    const got = await get(url, { 'x-deadline-remaining-ms': 'abc', 'grpc-timeout': '250m' })
+    expect(got.status).toBe(400)
+    expect(got.start).toMatchObject({ budgetMs: 250, source: 'grpc-timeout', refused: true })
+    expect(calls).toHaveLength(0)
+  })
 })
