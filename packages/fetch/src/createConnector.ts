@@ -21,7 +21,8 @@ import { Attempt } from './Attempt.js'
 import { asError } from './asError.js'
 import { claimConnectAttempt, othersWaitFor } from './attemptContext.js'
 import { ConnectError } from './errors/ConnectError.js'
-import { isConnectTimeout } from './errors/ConnectTimeoutError.js'
+import { isConnectTimeout, nameConnectTimeoutHost } from './errors/ConnectTimeoutError.js'
+import type { ConnectTarget } from './errors/connectTarget.js'
 import { DnsError } from './errors/DnsError.js'
 import { isDnsTimeout, nameDnsTimeoutHost } from './errors/DnsTimeoutError.js'
 import { lookupAbandonable } from './lookupAbandonable.js'
@@ -155,9 +156,6 @@ export function connectorFor(
       })
     }
 
-    const nameHost = (ended: Attempt) => {
-      if (isDnsTimeout(ended.error)) nameDnsTimeoutHost(ended.error, opts.hostname)
-    }
     const https = opts.protocol === 'https:'
     // A socket given by the caller (undici's `httpSocket`: the tunnel a
     // ProxyAgent opened with CONNECT) carries the TLS connection, as undici's
@@ -178,6 +176,23 @@ export function connectorFor(
     // name was looked up and the connection went over TCP to its port —
     // refused, or answered by whatever listens there. No lookup for it.
     const socketPath = typeof opts.socketPath === 'string' ? opts.socketPath : undefined
+
+    // Where this connect goes, as its errors name it: a connect timeout
+    // said only "connect timed out", and a reset handshake "connect failed:
+    // ECONNRESET", where undici's own error names the address it tried.
+    const target: ConnectTarget = {
+      hostname: opts.hostname,
+      port: Number(opts.port) || (https ? 443 : 80),
+      socketPath: tunnel === undefined ? socketPath : undefined,
+    }
+    // The attempt's DNS and connect timers raise their timeout errors
+    // knowing no host: named here as the attempt ends, before anyone is
+    // told of it.
+    const nameHost = (ended: Attempt) => {
+      if (isDnsTimeout(ended.error)) nameDnsTimeoutHost(ended.error, opts.hostname)
+      else if (isConnectTimeout(ended.error)) nameConnectTimeoutHost(ended.error, target)
+    }
+    attempt.onFinish(nameHost)
 
     const open = (given: readonly ResolvedAddress[]) => {
       if (settled) return
@@ -309,6 +324,7 @@ export function connectorFor(
           phaseMs: elapsedMs,
           cause: error,
           certificateRejected,
+          ...target,
         }),
       )
     }
@@ -368,9 +384,6 @@ export function connectorFor(
       open([{ address: opts.hostname, family: isIP(opts.hostname) }])
       return
     }
-    // The attempt's DNS timer raises the DnsTimeoutError, knowing no host:
-    // it is named here as the attempt ends, before anyone is told of it.
-    attempt.onFinish(nameHost)
     enter('dns')
     // A lookup of one's own may call back twice or throw: a second answer
     // must not open a second socket (nobody would ever close it), and a

@@ -1,4 +1,5 @@
 import { hasErrorCode } from '@hourglass/core'
+import { describeTarget } from './connectTarget.js'
 import { EgressError, type EgressErrorDetails } from './EgressError.js'
 
 /** Below this, a connect failure is "fast": the peer answered (refused, reset), so one retry is cheap. */
@@ -27,6 +28,14 @@ export class ConnectError extends EgressError {
    * proxy answers the same again.
    */
   readonly proxyStatus: number | undefined
+  /**
+   * The name (or IP address) in the URL connected to, and its port, named in
+   * the message too, as `ConnectTimeoutError` names them: a reset or a
+   * refused handshake's cause names no host. Undefined where no connector of
+   * ours connected (undici's own: its error is the `cause`).
+   */
+  readonly hostname: string | undefined
+  readonly port: number | undefined
 
   /**
    * `refusal`: the dispatcher refused the connection itself (its message,
@@ -35,6 +44,9 @@ export class ConnectError extends EgressError {
    */
   constructor(
     details: EgressErrorDetails & {
+      hostname?: string | undefined
+      port?: number | undefined
+      socketPath?: string | undefined
       phaseMs: number
       certificateRejected?: boolean
       proxyStatus?: number | undefined
@@ -44,12 +56,15 @@ export class ConnectError extends EgressError {
     const { proxyStatus, refusal } = details
     const code = (details.cause as { code?: unknown } | undefined)?.code
     const osCode = refusal === undefined && typeof code === 'string' ? code : undefined
+    const where = describeTarget(details)
     super(
       ConnectError.code,
       'connect',
-      `connect failed${refusal !== undefined ? `: ${refusal}` : osCode !== undefined ? `: ${osCode}` : ''}`,
+      `connect failed${where !== undefined ? ` for ${where}` : ''}${refusal !== undefined ? `: ${refusal}` : osCode !== undefined ? `: ${osCode}` : ''}`,
       details,
     )
+    this.hostname = details.hostname
+    this.port = details.socketPath === undefined ? details.port : undefined
     this.fast = details.phaseMs < FAST_CONNECT_FAILURE_MS
     this.osCode = osCode
     this.certificateRejected = details.certificateRejected ?? false
