@@ -36,7 +36,7 @@ export async function main(argv: readonly string[], io: Io = processIo()): Promi
   // Checked here, where the mistake is made: `main('probe')` would otherwise
   // run a command named 'p', and `main()` fail inside with no word of argv.
   if (!Array.isArray(argv) || argv.some((arg) => typeof arg !== 'string')) {
-    throw optionError(
+    throw kindError(
       'argv',
       'an array of strings, without node and the script (process.argv.slice(2))',
       argv,
@@ -117,7 +117,7 @@ function printed(io: Io, text: string): number {
  */
 function checkIo(io: Io): void {
   if (typeof io !== 'object' || io === null) {
-    throw optionError('io', 'an object { stdout, stderr, stderrIsTTY }', io)
+    throw kindError('io', 'an object { stdout, stderr, stderrIsTTY }', io)
   }
   for (const name of ['stdout', 'stderr'] as const) {
     if (typeof io[name] !== 'function') {
@@ -135,8 +135,8 @@ function checkIo(io: Io): void {
 
 /**
  * A TypeError whatever the value: `optionError` makes a number a RangeError,
- * but `stdout: 1` (a file descriptor) or `stderrColumns: 80` is the wrong
- * kind of member, not a value out of range, and a caller matching on the
+ * but `main(5)`, `io: 1` or `stdout: 1` (a file descriptor) is the wrong
+ * kind of thing, not a value out of range, and a caller matching on the
  * README's TypeError got a RangeError.
  */
 function kindError(name: string, rule: string, value: unknown): TypeError {

@@ -92,7 +92,7 @@ it('a dotted shorthand the resolver reads (127.1) is listened on, not refused', 
 })
 
 // HOST=" 127.0.0.1 " was trimmed, the same value in --host refused as no
-// address: `--host "$(hostname -I)"` ends in a blank.
+// address: a command substitution often ends in a blank.
 it('blanks around --host are ignored, as around HOST', async () => {
   taken = createServer()
   await new Promise<void>((resolve) => taken!.listen(0, '127.0.0.1', resolve))
@@ -116,26 +116,30 @@ it('blanks around --host are ignored, as around HOST', async () => {
 // bound without its interface: listen's `EINVAL: invalid argument` was
 // printed as it came, exit 1 — a failure of the machine, where the
 // setting is the caller's, as an address the machine does not have is.
-it('an IPv6 address listen() refuses as written (link-local, no interface): a bad --host, exit 2', async (ctx) => {
-  const probe = createServer()
-  const refused = await new Promise<string | undefined>((resolve) => {
-    probe.once('error', (error: NodeJS.ErrnoException) => resolve(error.code))
-    probe.listen(0, 'fe80::1', () => probe.close(() => resolve(undefined)))
-  })
-  // Only where listen() itself says EINVAL for it (Linux with IPv6).
-  if (refused !== 'EINVAL') return ctx.skip()
-  const run = await runMain([
-    'gateway',
-    '--config',
-    writeConfig(),
-    '--host',
+// A multicast address and an interface the machine lacks are refused the
+// same way, each told why (the interface advice fits neither).
+it.for([
+  [
     'fe80::1',
-    '--port',
-    '0',
-  ])
-  expect(run.stderr).toBe(
-    'hourglass gateway: cannot listen on fe80::1: not an address to listen on as written (a link-local IPv6 address needs its interface after a %, as in fe80::1%eth0) (set --host or HOST; in a container, 0.0.0.0)\n',
-  )
-  expect(run.stdout).toBe('')
-  expect(run.code).toBe(2)
-})
+    'not an address to listen on as written (a link-local IPv6 address needs its interface after a %, as in fe80::1%eth0)',
+  ],
+  ['ff02::1', 'a multicast address, which cannot be listened on'],
+  ['fe80::1%nosuch0', 'this machine has no interface nosuch0'],
+] as const)(
+  'an IPv6 address listen() refuses as written (%s): a bad --host, exit 2, saying why',
+  async ([host, why], ctx) => {
+    const probe = createServer()
+    const refused = await new Promise<string | undefined>((resolve) => {
+      probe.once('error', (error: NodeJS.ErrnoException) => resolve(error.code))
+      probe.listen(0, host, () => probe.close(() => resolve(undefined)))
+    })
+    // Only where listen() itself says EINVAL for it (Linux with IPv6).
+    if (refused !== 'EINVAL') return ctx.skip()
+    const run = await runMain(['gateway', '--config', writeConfig(), '--host', host, '--port', '0'])
+    expect(run.stderr).toBe(
+      `hourglass gateway: cannot listen on ${host}: ${why} (set --host or HOST; in a container, 0.0.0.0)\n`,
+    )
+    expect(run.stdout).toBe('')
+    expect(run.code).toBe(2)
+  },
+)

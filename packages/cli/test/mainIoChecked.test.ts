@@ -33,9 +33,19 @@ it.each<[unknown, string]>([
     'io.stderrColumns must be a function returning the width in columns, or undefined',
   ],
   [null, 'io must be an object { stdout, stderr, stderrIsTTY }'],
+  // A file descriptor for the whole io: a TypeError too, not a RangeError.
+  [1, 'io must be an object { stdout, stderr, stderrIsTTY }, got 1'],
 ])('io %o is a TypeError naming what is wrong, before any command runs', async (io, message) => {
   await expect(main(['--version'], io as Io)).rejects.toThrow(TypeError)
   await expect(main(['--version'], io as Io)).rejects.toThrow(message)
+})
+
+// `main(5)`: the README says anything but an array of strings is a TypeError.
+it.each([5, 'probe', [1]])('main(%o) is a TypeError naming argv', async (argv) => {
+  await expect(main(argv as unknown as string[])).rejects.toThrow(TypeError)
+  await expect(main(argv as unknown as string[])).rejects.toThrow(
+    'argv must be an array of strings',
+  )
 })
 
 it('a gateway is never started for an io it could not report on', async () => {

@@ -94,7 +94,7 @@ A flag wins over its environment variable.
     const port = portFromEnv
       ? envPort(env['PORT'] as string)
       : intOption('gateway', 'port', values.port, 8080, 0, 65_535)
-    // Trimmed, as HOST is: `--host "$(hostname -I)"` ends in a blank, and
+    // Trimmed, as HOST is: a command substitution often ends in a blank, and
     // was refused as no address where the same value in HOST was served.
     const givenHost = values.host?.trim() ?? nonEmpty(env['HOST']) ?? '127.0.0.1'
     const hostFrom =
@@ -232,12 +232,12 @@ A flag wins over its environment variable.
       }
       const code = (error as NodeJS.ErrnoException).code
       // An IPv6 address in brackets, as a URL writes it: `::1:8080` reads as neither.
-      const address = isIP(host) === 6 ? `[${host}]:${port}` : `${host}:${port}`
+      const where = isIP(host) === 6 ? `[${host}]:${port}` : `${host}:${port}`
       // Named as the operator set it: a container sets PORT, and has no --port to change.
       const otherPort = `${portFromEnv ? 'set PORT to another port' : 'pick another --port'}, or 0 for any free port`
       if (code === 'EADDRINUSE') {
         io.stderr(
-          `hourglass gateway: ${address} is already in use: another process listens there (${otherPort})\n`,
+          `hourglass gateway: ${where} is already in use: another process listens there (${otherPort})\n`,
         )
         return 1
       }
@@ -246,7 +246,7 @@ A flag wins over its environment variable.
         // A container that runs as a user, given PORT=80: Node's `listen EACCES` said neither why nor what to do.
         // The bound as this machine sets it: not always 1024.
         io.stderr(
-          `hourglass gateway: cannot listen on ${address}: permission denied (a port below ${portStart} needs privileges: ${otherPort})\n`,
+          `hourglass gateway: cannot listen on ${where}: permission denied (a port below ${portStart} needs privileges: ${otherPort})\n`,
         )
         return 1
       }
@@ -258,13 +258,13 @@ A flag wins over its environment variable.
         )
         return 2
       }
-      if (code === 'EINVAL' && isIP(host) === 6) {
-        // A link-local IPv6 address as `ip addr` shows it (`fe80::1`), or a
-        // multicast one: listen() cannot bind it without an interface, and
-        // its `listen EINVAL: invalid argument` was exit 1, a failure of the
-        // machine, for what is the caller's setting.
+      if (code === 'EINVAL' && isIP(address) === 6) {
+        // An IPv6 address listen() cannot bind as written — given, or what a
+        // name resolved to (Docker's /etc/hosts maps ip6-allnodes to ff02::1)
+        // —: its `listen EINVAL: invalid argument` was exit 1, a failure of
+        // the machine, for what is the caller's setting.
         io.stderr(
-          `hourglass gateway: cannot listen on ${host}: not an address to listen on as written (a link-local IPv6 address needs its interface after a %, as in fe80::1%eth0)${LISTEN_HINT}\n`,
+          `hourglass gateway: cannot listen on ${host}: ${unbindableIpv6(address)}${LISTEN_HINT}\n`,
         )
         return 2
       }
@@ -408,4 +408,12 @@ function checkHost(host: string, from: string): string {
       bracketed ? 'is not an IPv6 address' : 'is not an IP address or a host name',
     ),
   )
+}
+
+/** Why listen() refused (EINVAL) an IPv6 address, with what to do about it. */
+function unbindableIpv6(address: string): string {
+  const zone = address.indexOf('%')
+  if (zone !== -1) return `this machine has no interface ${address.slice(zone + 1)}`
+  if (/^ff/i.test(address)) return 'a multicast address, which cannot be listened on'
+  return 'not an address to listen on as written (a link-local IPv6 address needs its interface after a %, as in fe80::1%eth0)'
 }
