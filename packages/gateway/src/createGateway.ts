@@ -37,6 +37,7 @@ import { WaitTimedAdmission } from './limits/WaitTimedAdmission.js'
 import { type ModelPrice, ProviderLimits, RedisCooldownStore, RetryBudgetRegistry } from './llm.js'
 import { createLog } from './log/createLog.js'
 import type { GatewayLogger, LogLevel } from './log/GatewayLogger.js'
+import { publishedNames } from './log/publishedNames.js'
 import { redactSecrets } from './log/redactSecrets.js'
 import { secretHeaderValues } from './log/secretHeaderValues.js'
 import { GatewayMetrics } from './metrics/GatewayMetrics.js'
@@ -223,8 +224,11 @@ function buildGateway(
     valid.policy.firstTokenTimeoutMs ?? 0,
   )
   const clock = options.clock ?? systemClock
+  // A key or header value that is a name the gateway shows anyway is no secret (publishedNames).
+  const published = publishedNames(valid)
   const secrets = [
-    ...Object.values(valid.providers).flatMap((p) => [...p.apiKeys, ...secretHeaderValues(p)]),
+    ...Object.values(valid.providers).flatMap((p) => p.apiKeys.filter((k) => !published.has(k))),
+    ...secretHeaderValues(valid.providers, published),
     ...redisPassword(valid.redis?.url),
   ]
   const redact = redactSecrets(secrets)

@@ -525,6 +525,30 @@ describe('gateway config validation names the field', () => {
   })
 })
 
+describe('a key wrapped in quotes', () => {
+  it('is refused at its field, never quoted: `docker run --env-file` keeps the quotes of KEY="sk-…", which were sent as part of the key (every request a 401, the keys retired)', () => {
+    const input = valid() as unknown as { providers: { openai: Record<string, unknown> } }
+    input.providers.openai['apiKeys'] = [
+      { env: 'GW_QUOTED_KEY' },
+      "'sk-single-quoted-77'",
+      'sk-inner"quote-77',
+    ]
+    const quoted =
+      'expected no quotes around the key: they would be sent as part of it (an env file read by `docker run --env-file` keeps them: write KEY=sk-… without quotes)'
+    expect(problems(input, { GW_QUOTED_KEY: '"sk-double-quoted-77"' })).toEqual([
+      `providers.openai.apiKeys[0]: ${quoted}`,
+      `providers.openai.apiKeys[1]: ${quoted}`,
+    ])
+    let message = ''
+    try {
+      parseGatewayConfig(input, { env: { GW_QUOTED_KEY: '"sk-double-quoted-77"' } })
+    } catch (error) {
+      message = (error as Error).message
+    }
+    expect(message).not.toMatch(/77/)
+  })
+})
+
 describe('loadGatewayConfig', () => {
   let dir: string | undefined
   afterEach(async () => {

@@ -1,4 +1,4 @@
-import { anthropicErrors } from '@hourglass/testkit'
+import { anthropicErrors, openAIErrors } from '@hourglass/testkit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { fakeProvider, fallback, type Harness, startHarness } from './support/harness.js'
 
@@ -27,6 +27,11 @@ describe('header values the gateway sends anyway, and public settings, are not s
         'anthropic-beta': 'context-1m-2099-01-01',
         'X-Title': 'Acme Chat',
         'x-proxy-token': 'proxy-secret-42',
+        // A proxy's settings in front of the provider: a dialect's name, the
+        // provider's own, a boolean. No secrets.
+        'Helicone-Property-Upstream': 'anthropic',
+        'Helicone-Property-Route': 'claude',
+        'Helicone-Cache-Enabled': 'true',
       },
     })
     fake = p.fake
@@ -74,6 +79,29 @@ describe('header values the gateway sends anyway, and public settings, are not s
     )
   })
 
+  it("a proxy's settings (a dialect's or the provider's name, true) stay in the client's error and the log lines; a secret is still scrubbed", async () => {
+    fake.enqueue(
+      anthropicErrors.invalidRequest(
+        'anthropic via claude: cache true refused for proxy-secret-42',
+      ),
+    )
+    const res = await post(
+      { 'content-type': 'application/json' },
+      JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'hi' }] }),
+    )
+    expect(res.status).toBe(400)
+    const { error } = (await res.json()) as { error: { message: string } }
+    // Was `[redacted]: [redacted] via [redacted]: cache [redacted] refused for [redacted]`.
+    expect(error.message).toBe('claude: anthropic via claude: cache true refused for [redacted]')
+    const id = res.headers.get('x-request-id')
+    const lines = harness.logs.filter((l) => l.requestId === id)
+    expect(lines.find((l) => l.event === 'attempt')?.['provider']).toBe('claude')
+    expect(lines.find((l) => l.event === 'request')?.['provider']).toBe('claude')
+    expect(JSON.stringify(lines)).not.toContain('proxy-secret-42')
+    // Sent as configured.
+    expect(fake.requests.at(-1)?.headers['helicone-property-upstream']).toBe('anthropic')
+  })
+
   it("Anthropic's 400 naming an unknown beta reaches the client and the log with the beta's name", async () => {
     fake.enqueue(
       anthropicErrors.invalidRequest(
@@ -94,5 +122,34 @@ describe('header values the gateway sends anyway, and public settings, are not s
     expect(attempt?.['providerMessage']).toBe(expected)
     // The headers went out as configured.
     expect(fake.requests.at(-1)?.headers['anthropic-beta']).toBe('context-1m-2099-01-01')
+  })
+})
+
+describe('a key that is a name the gateway shows anyway is not scrubbed', () => {
+  it("Ollama's documented key, `ollama`, for a provider named ollama: its name stays in the log lines and the client's error", async () => {
+    const local = await fakeProvider('openai', ['ollama'])
+    const harness = await startHarness({
+      providers: { ollama: local.entry },
+      models: { llama3: fallback(['ollama', 'llama3']) },
+      policy: { maxAttempts: 1 },
+    })
+    try {
+      local.fake.enqueue(openAIErrors.rateLimited({ retryAfterS: 1 }))
+      const res = await fetch(`${harness.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'llama3', messages: [{ role: 'user', content: 'hi' }] }),
+      })
+      expect(res.status).toBe(429)
+      const { error } = (await res.json()) as { error: { message: string } }
+      // Was `no provider could answer ([redacted]/llama3: rate limited)`.
+      expect(error.message).toBe('no provider could answer (ollama/llama3: rate limited)')
+      expect(harness.logs.find((l) => l.event === 'attempt')?.['provider']).toBe('ollama')
+      expect(harness.logs.find((l) => l.event === 'request')?.['provider']).toBe('ollama')
+      expect(local.fake.requests[0]?.apiKey).toBe('ollama')
+    } finally {
+      await harness.close()
+      await local.fake.close()
+    }
   })
 })

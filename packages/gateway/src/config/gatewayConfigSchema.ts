@@ -123,9 +123,19 @@ export function gatewayConfigSchema(env: Env) {
       // line break, a control or a non-ASCII character (a trailing newline from
       // a secret file, usually) fails every request in the HTTP client, reported
       // as a network error and retried, not as the config mistake it is.
+      .refine(isVisibleAscii, {
+        error:
+          'expected visible ASCII characters only (no spaces, line breaks or control characters: a key is sent in an HTTP header)',
+        abort: true,
+      })
+      // `KEY="sk-…"` in a file read by `docker run --env-file` (or a
+      // systemd EnvironmentFile with single quotes kept): the quotes are
+      // the variable's value, sent as part of the key. No provider's key
+      // holds one: every request was a 401 and the keys were retired, for
+      // a mistake the config can name at start.
       .refine(
-        isVisibleAscii,
-        'expected visible ASCII characters only (no spaces, line breaks or control characters: a key is sent in an HTTP header)',
+        (key) => !/^(["']).*\1$/.test(key),
+        'expected no quotes around the key: they would be sent as part of it (an env file read by `docker run --env-file` keeps them: write KEY=sk-… without quotes)',
       ),
   )
 

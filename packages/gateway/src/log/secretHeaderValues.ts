@@ -19,9 +19,15 @@ const PUBLIC_HEADERS: ReadonlySet<string> = new Set([
 ])
 
 /**
- * A provider's configured header values to scrub from log lines and error
- * bodies, as its keys are: every one but a value the gateway sends in that
- * header anyway (`sentAnyway`: `content-type: application/json`,
+ * A boolean setting (`Helicone-Cache-Enabled: true`): a credential is never
+ * the word `true` or `false`.
+ */
+const BOOLEAN = /^(?:true|false)$/i
+
+/**
+ * The configured header values to scrub from log lines and error bodies, as
+ * the keys are: every one but a value the gateway sends in that header
+ * anyway (`sentAnyway`: `content-type: application/json`,
  * `accept-encoding: identity`, Anthropic's `anthropic-version:
  * 2023-06-01`), which the config takes because Anthropic's documented curl
  * headers are copied so, and a public setting's (`PUBLIC_HEADERS`). Such a
@@ -29,17 +35,24 @@ const PUBLIC_HEADERS: ReadonlySet<string> = new Set([
  * lost it, the gateway's own guidance too (`Content-Type: [redacted]` in
  * the 400 for a body of another type), and a provider's message naming the
  * version or the media type reached the client and the log with holes in it.
+ * Nor is a name the gateway shows anyway (`published`, see `publishedNames`)
+ * or `true`/`false`: the settings of a proxy put in front of a provider
+ * (Helicone's `Helicone-Cache-Enabled: true`, a routing header naming the
+ * provider), which scrubbed took the word out of every string.
  */
-export function secretHeaderValues(provider: {
-  dialect: string
-  headers?: Record<string, string> | undefined
-}): string[] {
-  const { dialect, headers } = provider
-  if (headers === undefined) return []
+export function secretHeaderValues(
+  providers: Readonly<
+    Record<string, { dialect: string; headers?: Record<string, string> | undefined }>
+  >,
+  published: ReadonlySet<string>,
+): string[] {
   const secrets: string[] = []
-  for (const [header, value] of Object.entries(headers)) {
-    if (PUBLIC_HEADERS.has(header.toLowerCase())) continue
-    if (!sentAnyway(dialect, header, value)) secrets.push(value)
+  for (const { dialect, headers } of Object.values(providers)) {
+    for (const [header, value] of Object.entries(headers ?? {})) {
+      if (PUBLIC_HEADERS.has(header.toLowerCase())) continue
+      if (published.has(value) || BOOLEAN.test(value)) continue
+      if (!sentAnyway(dialect, header, value)) secrets.push(value)
+    }
   }
   return secrets
 }
