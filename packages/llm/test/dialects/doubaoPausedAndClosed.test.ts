@@ -6,6 +6,7 @@ import { Admission } from '../../src/admission/Admission.js'
 import { callModel } from '../../src/call/callModel.js'
 import { dialects } from '../../src/dialects/dialects.js'
 import { useFakes, user } from '../call/support/fakes.js'
+import { drive, WaitClock } from '../support/waitClock.js'
 
 const fakes = useFakes()
 
@@ -61,6 +62,140 @@ describe('Doubao / Volcengine Ark: refusals of the account or endpoint, not of t
     expect((await call()).text).toBe('answered by doubao-1.5-pro-32k')
     expect(fake.requests.map((r) => r.model)).toEqual([
       'doubao-seed-1.6',
+      'doubao-1.5-pro-32k',
+      'doubao-1.5-pro-32k',
+    ])
+  })
+
+  // Ark's error-code table gives 429 QuotaExceeded three meanings; read
+  // whole as the key's spent quota, each retired the key.
+  it('429 QuotaExceeded naming a model (its free trial spent) retires that model on the key; "The request has exceeded the quota" (too many queued tasks) is a rate limit', () => {
+    const e = (body: unknown) => doubao.normalizeError({ status: 429, body: JSON.stringify(body) })
+    expect(e(doubaoErrors.quotaExceeded('freeTrial', 'doubao-seed-1.6').body)).toMatchObject({
+      kind: 'quota_exhausted',
+      retryable: false,
+      providerCode: 'QuotaExceeded',
+      scope: 'model',
+    })
+    expect(e(doubaoErrors.quotaExceeded('queued').body)).toMatchObject({
+      kind: 'rate_limited',
+      retryable: true,
+      providerCode: 'QuotaExceeded',
+    })
+    // Words that name no model and no reset stay the key's spent quota.
+    const spent = e(JSON.parse(ark('QuotaExceeded', 'TooManyRequests', 'Quota exceeded.')))
+    expect(spent).toMatchObject({ kind: 'quota_exhausted', retryable: false })
+    expect(spent?.scope).toBeUndefined()
+    expect(spent?.retryAfterMs).toBeUndefined()
+  })
+
+  it('429 QuotaExceeded or AccountQuotaExceeded for a plan’s 5-hour quota waits until the reset it names, the key’s: not retired, not retried as a rate limit', () => {
+    const nowMs = Date.parse('2026-12-06T22:00:00+08:00')
+    for (const code of ['QuotaExceeded', 'AccountQuotaExceeded']) {
+      const plan = doubao.normalizeError({
+        status: 429,
+        nowMs,
+        body: ark(
+          code,
+          'TooManyRequests',
+          'You have exceeded the 5-hour usage quota. It will reset at 2026-12-06 23:30:00 +0800 CST. We recommend upgrading your plan for more quota, or waiting for the reset.',
+        ),
+      })
+      expect(plan).toMatchObject({
+        kind: 'quota_exhausted',
+        retryable: false,
+        providerCode: code,
+        retryAfterMs: 90 * 60_000,
+      })
+      expect(plan?.scope).toBeUndefined()
+    }
+  })
+
+  it('a plan’s spent 5-hour quota through the fake: the key cools until the reset and then answers again, never retired', async () => {
+    const clock = new ManualClock(1_000)
+    const admission = new Admission({ clock, defaultNeededMs: 0, logger: { warn: () => {} } })
+    // In Beijing time, as Ark writes it: five hours from now.
+    const beijing = new Date(Date.now() + 5 * 3_600_000 + 8 * 3_600_000).toISOString()
+    const resetAt = `${beijing.slice(0, 10)} ${beijing.slice(11, 19)} +0800 CST`
+    const fake = await fakes.start({ dialect: 'doubao', reply: reply.text('answered') })
+    fake.enqueue({
+      kind: 'error',
+      status: 429,
+      body: JSON.parse(
+        ark(
+          'QuotaExceeded',
+          'TooManyRequests',
+          `You have exceeded the 5-hour usage quota. It will reset at ${resetAt}.`,
+        ),
+      ),
+      headers: {},
+    })
+    const model = fakes.adapter(
+      openAICompatible({
+        baseURL: fake.baseURL,
+        apiKey: 'ark-plan-key',
+        model: 'doubao-seed-1.6',
+        dialect: 'doubao',
+      }),
+    )
+    const call = () => {
+      using deadline = Deadline.after(15_000, { clock })
+      return callModel({
+        models: [model],
+        request: { messages: [user('hi')], maxTokens: 16 },
+        deadline,
+        limits: { admission },
+      })
+    }
+    const refused = await call().catch((e: unknown) => e)
+    expect(refused).toMatchObject({ name: 'ModelUnavailableError' })
+    expect(String(refused)).not.toContain('retired')
+    // The wait is capped (`maxRetryAfterMs`, a minute by default): then one probe asks again.
+    clock.advance(60_000)
+    expect((await call()).text).toBe('answered')
+    expect(fake.requests.map((r) => r.apiKey)).toEqual(['ark-plan-key', 'ark-plan-key'])
+  })
+
+  it('429 QuotaExceeded through the fake: a model’s spent free trial leaves the key’s other models answering, and a full queue is waited out on the same key', async () => {
+    const clock = new WaitClock(1_000)
+    const admission = new Admission({ clock, defaultNeededMs: 0, logger: { warn: () => {} } })
+    // doubao-seed-1.6's free trial is spent; the first request to doubao-1.5-pro-32k meets a full queue.
+    let queued = 1
+    const byModel = (r: RecordedRequest) =>
+      r.model === 'doubao-seed-1.6'
+        ? doubaoErrors.quotaExceeded('freeTrial', 'doubao-seed-1.6')
+        : queued-- > 0
+          ? doubaoErrors.quotaExceeded('queued')
+          : reply.text(`answered by ${r.model}`)
+    const fake = await fakes.start({ dialect: 'doubao', reply: byModel })
+    const onKey = (model: string) =>
+      fakes.adapter(
+        openAICompatible({ baseURL: fake.baseURL, apiKey: 'ark-key', model, dialect: 'doubao' }),
+      )
+    const spent = onKey('doubao-seed-1.6')
+    const other = onKey('doubao-1.5-pro-32k')
+    using deadline = Deadline.after(15_000, { clock })
+    const call = async () => {
+      const [settled] = await drive(clock, [
+        callModel({
+          models: [spent, other],
+          request: { messages: [user('hi')], maxTokens: 16 },
+          deadline,
+          limits: { admission },
+        }),
+      ])
+      if (settled?.status !== 'fulfilled') throw settled?.reason
+      return settled.value
+    }
+    // Before: the free trial retired the key, and the fallback on it was
+    // refused unsent ("every key of doubao is retired"); so did the full
+    // queue, had the fallback been sent.
+    expect((await call()).text).toBe('answered by doubao-1.5-pro-32k')
+    // The spent model is not asked again; the other still is.
+    expect((await call()).text).toBe('answered by doubao-1.5-pro-32k')
+    expect(fake.requests.map((r) => r.model)).toEqual([
+      'doubao-seed-1.6',
+      'doubao-1.5-pro-32k',
       'doubao-1.5-pro-32k',
       'doubao-1.5-pro-32k',
     ])

@@ -143,12 +143,45 @@ describe('Baidu ERNIE / Qianfan errors', () => {
   ] as const)('Qianfan v2 %s is %s, not auth', (code, kind, retryable) => {
     const { status, body } = ernieErrors.v2Refused(code)
     expect(status).toBe(ERNIE_V2_REFUSALS[code].status)
-    expect(ernie.normalizeError({ status, body: JSON.stringify(body) })).toMatchObject({
-      kind,
-      retryable,
-      status,
-      providerCode: code,
-    })
+    const e = ernie.normalizeError({ status, body: JSON.stringify(body) })
+    expect(e).toMatchObject({ kind, retryable, status, providerCode: code })
+    // Only the overdue bill names a scope: it comes model by model.
+    expect(e?.scope).toBe(code === 'account_overdue' ? 'model' : undefined)
+  })
+
+  it('Qianfan v2 403 account_overdue through the fake: that model is retired on the key, a fallback to another ERNIE model on it answers', async () => {
+    const clock = new ManualClock(1_000)
+    const admission = new Admission({ clock, defaultNeededMs: 0, logger: { warn: () => {} } })
+    // As one v2 account answered: ernie-x1.1-preview refused as overdue, ernie-4.5-turbo-128k served.
+    const byModel = (r: RecordedRequest) =>
+      r.model === 'ernie-x1.1-preview'
+        ? ernieErrors.v2Refused('account_overdue')
+        : reply.text(`answered by ${r.model}`)
+    const fake = await fakes.start({ dialect: 'ernie', reply: byModel })
+    const onKey = (model: string) =>
+      fakes.adapter(
+        openAICompatible({ baseURL: fake.baseURL, apiKey: 'bce-v3-key', model, dialect: 'ernie' }),
+      )
+    const overdue = onKey('ernie-x1.1-preview')
+    const other = onKey('ernie-4.5-turbo-128k')
+    using deadline = Deadline.after(15_000, { clock })
+    const call = () =>
+      callModel({
+        models: [overdue, other],
+        request: { messages: [user('hi')], maxTokens: 16 },
+        deadline,
+        limits: { admission },
+      })
+    // Before: the key was retired, and the fallback on it refused unsent
+    // ("every key of ernie is retired").
+    expect((await call()).text).toBe('answered by ernie-4.5-turbo-128k')
+    // The overdue model is not asked again; the other still is.
+    expect((await call()).text).toBe('answered by ernie-4.5-turbo-128k')
+    expect(fake.requests.map((r) => r.model)).toEqual([
+      'ernie-x1.1-preview',
+      'ernie-4.5-turbo-128k',
+      'ernie-4.5-turbo-128k',
+    ])
   })
 
   it('Qianfan v2 403 system_unsafe through the fake: refused as the request’s content, the key kept for the next call', async () => {

@@ -76,3 +76,64 @@ describe('Qwen / DashScope: 429s that are the bill, not a rate', () => {
     expect(fake.requests.map((r) => r.model)).toEqual(['qwen-max', 'qwen-plus', 'qwen-plus'])
   })
 })
+
+describe('Qwen / DashScope: 403s that refuse one model, not the key', () => {
+  // Model Studio's status codes: `AccessDenied` is "no access to this API,
+  // e.g. not in its invitation-only test", `AccessDenied.Unpurchased` the
+  // model not purchased — one model refused, the key good (a bad key is a
+  // 401 InvalidApiKey). As `auth` each retired the key for every model.
+  it.each([
+    [
+      'AccessDenied.Unpurchased',
+      'Access to model denied. Please make sure you are eligible for using the model.',
+    ],
+    ['AccessDenied', 'Access denied.'],
+    ['access_denied', 'Access denied.'],
+  ])(
+    '403 %s refuses this model, not the key: not_found (native and compatible mode)',
+    (code, message) => {
+      for (const body of [native(code, message), compatible(code, message)]) {
+        expect(qwen.normalizeError({ status: 403, body })).toMatchObject({
+          kind: 'not_found',
+          retryable: false,
+          providerCode: code,
+        })
+      }
+    },
+  )
+
+  it('403 AccessDenied.Unpurchased through the fake: a fallback to another Qwen model on the same key answers, call after call', async () => {
+    const clock = new ManualClock(1_000)
+    const admission = new Admission({ clock, defaultNeededMs: 0, logger: { warn: () => {} } })
+    // The account has not bought qwen3-max; qwen-plus it may call.
+    const byModel = (r: RecordedRequest) =>
+      r.model === 'qwen3-max'
+        ? qwenErrors.modelAccessDenied()
+        : reply.text(`answered by ${r.model}`)
+    const fake = await fakes.start({ dialect: 'qwen', reply: byModel })
+    const onKey = (model: string) =>
+      fakes.adapter(
+        openAICompatible({ baseURL: fake.baseURL, apiKey: 'sk-dashscope', model, dialect: 'qwen' }),
+      )
+    const unpurchased = onKey('qwen3-max')
+    const other = onKey('qwen-plus')
+    using deadline = Deadline.after(15_000, { clock })
+    const call = () =>
+      callModel({
+        models: [unpurchased, other],
+        request: { messages: [user('hi')], maxTokens: 16 },
+        deadline,
+        limits: { admission },
+      })
+    // Before: `auth` — the key was retired, and the fallback on it refused
+    // unsent ("every key of qwen is retired"), this call and every later one.
+    expect((await call()).text).toBe('answered by qwen-plus')
+    expect((await call()).text).toBe('answered by qwen-plus')
+    expect(fake.requests.map((r) => [r.model, r.apiKey])).toEqual([
+      ['qwen3-max', 'sk-dashscope'],
+      ['qwen-plus', 'sk-dashscope'],
+      ['qwen3-max', 'sk-dashscope'],
+      ['qwen-plus', 'sk-dashscope'],
+    ])
+  })
+})

@@ -108,6 +108,26 @@ describe('fake Qwen / DashScope', () => {
     expect(res.status).toBe(400)
     expect(await res.json()).toMatchObject({ code: 'DataInspectionFailed' })
   })
+
+  it('refuses a model the account may not call with 403 AccessDenied.Unpurchased (or AccessDenied) in compatible mode', async () => {
+    fake = await startFakeProvider({ dialect: 'qwen' })
+    fake.enqueue(qwenErrors.modelAccessDenied(), qwenErrors.modelAccessDenied('AccessDenied'))
+    const unpurchased = await chat(fake.baseURL)
+    expect(unpurchased.status).toBe(403)
+    expect(await unpurchased.json()).toMatchObject({
+      error: {
+        code: 'AccessDenied.Unpurchased',
+        type: 'AccessDenied.Unpurchased',
+        message: 'Access to model denied. Please make sure you are eligible for using the model.',
+      },
+    })
+    const denied = await chat(fake.baseURL)
+    expect(denied.status).toBe(403)
+    expect(await denied.json()).toMatchObject({
+      error: { code: 'AccessDenied', message: 'Access denied.' },
+    })
+    expect(() => qwenErrors.modelAccessDenied('InvalidApiKey' as 'AccessDenied')).toThrow(TypeError)
+  })
 })
 
 describe('fake Baidu ERNIE', () => {
@@ -210,5 +230,22 @@ describe('fake Doubao / Ark', () => {
     expect(error['message']).toContain(
       'has reached the set inference limit for the doubao-seed-1.6 model, and the model service has been paused',
     )
+  })
+
+  it('answers 429 QuotaExceeded for a model’s spent free trial, naming it, and for a full queue', async () => {
+    fake = await startFakeProvider({ dialect: 'doubao' })
+    fake.enqueue(doubaoErrors.quotaExceeded('freeTrial', 'doubao-seed-1.6'))
+    fake.enqueue(doubaoErrors.quotaExceeded('queued'))
+    for (const words of [
+      'Your account [2100000000] has exhausted its free trial quota for the [doubao-seed-1.6] model.',
+      'The request has exceeded the quota.',
+    ]) {
+      const refused = await chat(fake.baseURL)
+      expect(refused.status).toBe(429)
+      const { error } = (await refused.json()) as { error: Record<string, string> }
+      expect(error).toMatchObject({ code: 'QuotaExceeded', type: 'TooManyRequests' })
+      expect(error['message']?.startsWith(words)).toBe(true)
+    }
+    expect(() => doubaoErrors.quotaExceeded('daily' as 'queued')).toThrow(TypeError)
   })
 })

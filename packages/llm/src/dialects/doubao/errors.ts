@@ -7,6 +7,7 @@ import { lookup, readOpenAIError } from '../openai/errors.js'
 const DOUBAO_CODES: Readonly<Record<string, ErrorKind>> = {
   ServerOverloaded: 'overloaded',
   AccountOverdueError: 'quota_exhausted',
+  // A 429 of three meanings, told apart by its words (`quotaExceeded`).
   QuotaExceeded: 'quota_exhausted',
   // 429 "Your account … has reached the set inference limit for the … model,
   // and the model service has been paused" ("Safe Experience Mode"): the
@@ -58,7 +59,7 @@ const FILTER_CODE =
  * 429 covers both limits (`RateLimitExceeded.EndpointRPMExceeded`) and
  * overload (`ServerOverloaded`), so the code, not the status, decides.
  */
-function readDoubaoError(json: unknown): BodyVerdict | undefined {
+function readDoubaoError(json: unknown, nowMs: number): BodyVerdict | undefined {
   const verdict = readOpenAIError(json, DOUBAO_CODES)
   if (verdict === undefined) return undefined
   const code = verdict.providerCode
@@ -82,13 +83,77 @@ function readDoubaoError(json: unknown): BodyVerdict | undefined {
   // retired the key — for good, by default — and the call's fallback to
   // another Ark model on it was refused unsent, as was every later call.
   if (code === 'SetLimitExceeded') return { ...verdict, kind, scope: 'model' }
+  // A plan's 5-hour, weekly or monthly quota names its reset (Ark's table:
+  // "You have exceeded the 5-hour/weekly/monthly usage quota. It will reset
+  // at {{reset_time}}."; sent as `AccountQuotaExceeded` too, e.g. "… It will
+  // reset at 2026-08-27 16:44:34 +0800 CST."): the key's quota, spent until
+  // then. As a quota with no wait it retired the key — for good, by
+  // default — though it comes back within hours; as the status's rate limit
+  // (`AccountQuotaExceeded`) it was retried after a backoff, refused again
+  // each time until the reset.
+  const resetMs =
+    code === 'QuotaExceeded' || code === 'AccountQuotaExceeded'
+      ? msUntilReset(message, nowMs)
+      : undefined
+  if (resetMs !== undefined) return { ...verdict, kind: 'quota_exhausted', retryAfterMs: resetMs }
+  if (code === 'QuotaExceeded') return { ...verdict, ...quotaExceeded(message) }
   return { ...verdict, kind }
 }
 
+/**
+ * The wait until "it will reset at 2026-08-27 16:44:34 +0800 cst" (the
+ * message lower-cased), at least a second; undefined when the words or the
+ * time are not there.
+ */
+function msUntilReset(message: string, nowMs: number): number | undefined {
+  const found = RESET_AT.exec(message.slice(0, 500))
+  if (found === null) return undefined
+  const [y = 0, mo = 0, d = 0, h = 0, mi = 0, sec = 0, oh = 0, om = 0] = [
+    ...found.slice(1, 7),
+    ...found.slice(8, 10),
+  ].map(Number)
+  const offsetMs = (found[7] === '-' ? -1 : 1) * (oh * 60 + om) * 60_000
+  const atMs = Date.UTC(y, mo - 1, d, h, mi, sec) - offsetMs
+  return Number.isFinite(atMs) ? Math.max(1000, atMs - nowMs) : undefined
+}
+
+// No nested or overlapping quantifiers: linear on any text.
+const RESET_AT =
+  /it will reset at (\d{4})-(\d{2})-(\d{2})[ t](\d{2}):(\d{2}):(\d{2}) ?([+-])(\d{2}):?(\d{2})/
+
+/**
+ * Ark's 429 `QuotaExceeded` says three things (its error-code table,
+ * volcengine.com/docs/82379/1299023): "Your account [%s] has exhausted its
+ * free trial quota for the [%s] model" — that model's free trial, spent
+ * until the model is activated for pay: the key goes on serving the others;
+ * "The request has exceeded the quota" — "the account's tasks waiting in
+ * the queue are over the limit, please retry later": a rate, gone as the
+ * queue drains; and a plan's 5-hour, weekly or monthly quota, the key's
+ * (cooled until the reset it names, when it names one: above). Read whole
+ * as the key's spent quota, the first
+ * retired the key, so the call's fallback to another Ark model on it was
+ * refused unsent; the second retired it — for good, by default — over a
+ * queue that drains by itself.
+ */
+function quotaExceeded(message: string): Pick<BodyVerdict, 'kind' | 'scope'> {
+  if (FREE_TRIAL_OF_MODEL.test(message)) return { kind: 'quota_exhausted', scope: 'model' }
+  if (message.trimStart().startsWith('the request has exceeded the quota')) {
+    return { kind: 'rate_limited' }
+  }
+  return { kind: 'quota_exhausted' }
+}
+
+// The message lower-cased; "[doubao-seed-1.6]" as the table writes it, or bare.
+const FREE_TRIAL_OF_MODEL = /has exhausted its free trial quota for the \[?[^\s\]]{1,200}\]? model/
+
 export function normalizeDoubaoError(input: ErrorInput): NormalizedError | undefined {
-  return classifyError(input, readDoubaoError)
+  // A plan's reset is a wall-clock time: measured from the caller's now, as
+  // an HTTP-date `Retry-After` is.
+  const nowMs =
+    typeof input?.nowMs === 'number' && Number.isFinite(input.nowMs) ? input.nowMs : Date.now()
+  return classifyError(input, (json) => readDoubaoError(json, nowMs))
 }
 
 export function normalizeDoubaoStreamError(frame: StreamErrorInput): NormalizedError | undefined {
-  return classifyStreamError(frame, readDoubaoError)
+  return classifyStreamError(frame, (json) => readDoubaoError(json, Date.now()))
 }

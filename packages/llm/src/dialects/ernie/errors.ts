@@ -39,8 +39,9 @@ const ERNIE_CODES: Readonly<Record<string, ErrorKind>> = {
   access_denied: 'auth',
   // Qianfan v2's 403s under `type: access_denied` that are not the key's
   // fault (its error-code table, cloud.baidu.com/doc/qianfan-api/s/Om9b4yj3w):
-  // "Access denied due to overdue account" is the bill, which no wait lifts;
-  // "The model is offline" is this model gone, the key still serving the
+  // "Access denied due to overdue account" is a bill no wait lifts — sent
+  // for one model at a time, not for the key (`readErnieError`); "The
+  // model is offline" is this model gone, the key still serving the
   // others. Read by their type as `auth`, each retired the key for every
   // model it serves.
   account_overdue: 'quota_exhausted',
@@ -77,6 +78,12 @@ const ERNIE_CODES: Readonly<Record<string, ErrorKind>> = {
 
 function readErnieError(json: unknown): BodyVerdict | undefined {
   const v2 = readOpenAIError(json, ERNIE_CODES)
+  // `account_overdue` comes model by model: on one v2 account,
+  // ernie-4.5-turbo-128k, -32k and -vl answered while ernie-4.5-turbo-vl-32k
+  // and ernie-x1.1-preview were refused as overdue. Read as the key's, the
+  // spent bill retired the key — for good, by default — and the call's
+  // fallback to another ERNIE model on it was refused unsent.
+  if (v2?.providerCode === 'account_overdue') return { ...v2, scope: 'model' }
   if (v2 !== undefined) return v2
   // The issue's `{"code":336501}` spelling and v1's `error_code` are both seen.
   const code = getCode(json, 'error_code') ?? numericCode(json)

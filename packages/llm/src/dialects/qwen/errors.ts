@@ -32,8 +32,17 @@ const QWEN_CODES: Readonly<Record<string, ErrorKind>> = {
   'InvalidParameter.DataInspection': 'content_policy',
   InvalidApiKey: 'auth',
   invalid_api_key: 'auth',
-  AccessDenied: 'auth',
-  'AccessDenied.Unpurchased': 'auth',
+  // 403s that refuse one model, not the key (Model Studio's status codes:
+  // `AccessDenied`, "no access to this API, e.g. not in its invitation-only
+  // test"; `AccessDenied.Unpurchased`, "Access to model denied. Please make
+  // sure you are eligible for using the model", the model not purchased):
+  // the same key serves the account's other models, and a bad key is 401
+  // `InvalidApiKey`. As `auth` each retired the key for every model it
+  // serves, and the call's fallback to another Qwen model on it was refused
+  // unsent. Compatible mode spells the first `access_denied`.
+  AccessDenied: 'not_found',
+  access_denied: 'not_found',
+  'AccessDenied.Unpurchased': 'not_found',
   ModelNotFound: 'not_found',
   model_not_found: 'not_found',
   RequestTimeOut: 'timeout',

@@ -55,6 +55,29 @@ export const doubaoErrors = {
       'TooManyRequests',
     )
   },
+  /**
+   * 429 `QuotaExceeded`, in two of the meanings Ark's error-code table gives
+   * it: `'freeTrial'` (default), "Your account [%s] has exhausted its free
+   * trial quota for the [%s] model" — that model's free trial spent, the
+   * key's other models still served; `'queued'`, "The request has exceeded
+   * the quota" — too many of the account's tasks wait in the queue, try
+   * again later.
+   */
+  quotaExceeded(
+    which: 'freeTrial' | 'queued' = 'freeTrial',
+    model = 'doubao-seed-1.6',
+  ): ErrorReply {
+    if (which !== 'freeTrial' && which !== 'queued') {
+      throw new TypeError(
+        `doubaoErrors.quotaExceeded: which must be 'freeTrial' or 'queued', got ${String(which)}`,
+      )
+    }
+    const message =
+      which === 'freeTrial'
+        ? `Your account [2100000000] has exhausted its free trial quota for the [${model}] model.`
+        : 'The request has exceeded the quota.'
+    return error(429, 'QuotaExceeded', `${message} Request ID: ${REQUEST_ID}`, 'TooManyRequests')
+  },
   /** 403 `AccountOverdueError`: permanent until the bill is paid. */
   accountOverdue(): ErrorReply {
     return error(

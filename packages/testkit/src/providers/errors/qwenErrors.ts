@@ -113,6 +113,40 @@ export const qwenErrors = {
     }
   },
   /**
+   * HTTP 403 in compatible mode when the account may not call this model:
+   * `AccessDenied.Unpurchased` (default), "Access to model denied. Please
+   * make sure you are eligible for using the model." — the model not
+   * purchased — or `AccessDenied`, "Access denied." — e.g. a model in an
+   * invitation-only test (Model Studio's status codes). The same key still
+   * serves the account's other models.
+   */
+  modelAccessDenied(
+    code: 'AccessDenied.Unpurchased' | 'AccessDenied' = 'AccessDenied.Unpurchased',
+  ): ErrorReply {
+    if (code !== 'AccessDenied.Unpurchased' && code !== 'AccessDenied') {
+      throw new TypeError(
+        `qwenErrors.modelAccessDenied: code must be 'AccessDenied.Unpurchased' or 'AccessDenied', got ${String(code)}`,
+      )
+    }
+    return {
+      kind: 'error',
+      status: 403,
+      body: {
+        error: {
+          message:
+            code === 'AccessDenied'
+              ? 'Access denied.'
+              : 'Access to model denied. Please make sure you are eligible for using the model.',
+          type: code,
+          param: null,
+          code,
+        },
+        request_id: 'b0a0d2c4-fake-9c1e-hourglass',
+      },
+      headers: {},
+    }
+  },
+  /**
    * HTTP 400 in compatible mode for the content filter: OpenAI's shape with
    * DashScope's lower-case code, e.g. `{"error":{"code":"data_inspection_failed",
    * "param":null,"message":"Input data may contain inappropriate content.",
