@@ -37,10 +37,11 @@ export async function admit(
   request: ChatRequest,
   later: readonly ModelAdapter[],
   stream: boolean,
+  rejectedKeys?: ReadonlySet<string> | undefined,
 ): Promise<Admitted> {
   const { admission, deadline, signal } = state
   if (admission === undefined) return { kind: 'send', permit: undefined, waited: undefined }
-  const here = outlookOf(state, adapter)
+  const here = outlookOf(state, adapter, rejectedKeys)
   // A fallback that cannot build the request is left out only while this
   // model is cooling or its limits window is known full (a wait is in
   // view): a healthy call builds no fallback's request before each attempt.
@@ -53,7 +54,8 @@ export async function admit(
       ? undefined
       : Math.max(0, Math.ceil(expectedMs(next)) - (here.latencyMs ?? 0))
   const maxWaitMs = waitWorth()
-  const target = targetOf(adapter)
+  // Not the keys this call saw rejected: the permit's key is the one sent.
+  const target = targetOf(adapter, rejectedKeys, admission)
   // The time the attempt needs once admitted: what admission expects (the
   // provider's recent latency, else its `defaultNeededMs`), and never less
   // than `retry.minAttemptMs`, the caller's floor — a cooldown that leaves

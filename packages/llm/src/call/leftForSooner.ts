@@ -52,7 +52,9 @@ export function returnWaitMs(
   const { retry, deadline, admission } = state
   const budget = state.options.limits?.budget ?? undefined
   if (budget !== undefined && !affordable(budget, adapter, request)) return undefined
-  const forecast = left.cooled ? admission?.forecast(targetOf(adapter)) : undefined
+  const forecast = left.cooled
+    ? admission?.forecast(targetOf(adapter, left.rejectedKeys, admission))
+    : undefined
   const waitMs =
     forecast === undefined ? Math.max(0, left.readyAt - state.clock.now()) : waitOf(forecast)
   const remainingMs = enforcedRemaining(deadline)

@@ -1,5 +1,5 @@
 import type { ModelAdapter } from '../adapters/ModelAdapter.js'
-import type { AdmissionForecast, AdmissionTarget } from '../admission/Admission.js'
+import type { Admission, AdmissionForecast, AdmissionTarget } from '../admission/Admission.js'
 import type { CostBudget } from '../budget/CostBudget.js'
 import { isBudgetExceeded } from '../errors/BudgetExceededError.js'
 import { earliest, type ModelOutlook } from '../retry/modelOutlook.js'
@@ -11,14 +11,48 @@ export function labelOf(adapter: ModelAdapter): string {
   return `${adapter.model}@${adapter.name}`
 }
 
-/** What admission keeps apart: provider name, base URL, keys, model. */
-export function targetOf(adapter: ModelAdapter): AdmissionTarget {
+/**
+ * What admission keeps apart: provider name, base URL, keys, model. The
+ * keys this call saw rejected (`rejectedKeys`: a 401, a quota gone) are
+ * left out while admission would hand them out now: it does so when it
+ * retires none (`retireMs: 0`, "never retire"), and the call's retries "to
+ * the next key" went out with the rejected one, its other keys never
+ * tried. One admission holds back (retired, or cooling until its quota
+ * comes back) stays: admission skips it, or waits for it, and names it in
+ * its refusal as before. When none would be left, all of them.
+ */
+export function targetOf(
+  adapter: ModelAdapter,
+  rejectedKeys?: ReadonlySet<string> | undefined,
+  admission?: Admission | undefined,
+): AdmissionTarget {
   return {
     provider: adapter.name,
     endpoint: adapter.baseURL,
-    keys: adapter.apiKeys,
+    keys: keysLeft(adapter, rejectedKeys, admission),
     model: adapter.model,
   }
+}
+
+/** `adapter`'s keys but those in `rejected` that `admission` would grant now. */
+function keysLeft(
+  adapter: ModelAdapter,
+  rejected: ReadonlySet<string> | undefined,
+  admission: Admission | undefined,
+): readonly string[] {
+  const keys = adapter.apiKeys
+  if (rejected === undefined || rejected.size === 0 || admission === undefined) return keys
+  const left = keys.filter(
+    (key) =>
+      !rejected.has(key) ||
+      admission.forecast({
+        provider: adapter.name,
+        endpoint: adapter.baseURL,
+        keys: [key],
+        model: adapter.model,
+      }).waitMs > 0,
+  )
+  return left.length > 0 ? left : keys
 }
 
 /**
@@ -27,8 +61,12 @@ export function targetOf(adapter: ModelAdapter): AdmissionTarget {
  * latency from admission; without admission nothing is known, so it is
  * assumed to answer at once.
  */
-export function outlookOf(state: CallState, adapter: ModelAdapter): ModelOutlook {
-  const forecast = state.admission?.forecast(targetOf(adapter))
+export function outlookOf(
+  state: CallState,
+  adapter: ModelAdapter,
+  rejectedKeys?: ReadonlySet<string> | undefined,
+): ModelOutlook {
+  const forecast = state.admission?.forecast(targetOf(adapter, rejectedKeys, state.admission))
   return {
     label: labelOf(adapter),
     waitMs: forecast === undefined ? 0 : waitOf(forecast),

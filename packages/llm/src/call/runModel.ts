@@ -245,7 +245,7 @@ async function attemptsOn(
       return unaffordableHere(thrown)
     }
 
-    const admitted = await admit(state, adapter, request, later, sink !== undefined)
+    const admitted = await admit(state, adapter, request, later, sink !== undefined, rejectedKeys)
     if (admitted.kind === 'refused') {
       const { error: refused, reason } = admitted
       const failure = { ...base, attempts: attempt, cause: refused, reason }
@@ -631,7 +631,7 @@ async function attemptsOn(
     // failure — does not gate it: it gates the retries that would be sent
     // at once to a failing provider (5xx, network, timeouts).
     const cooled = limited && admission !== undefined
-    const own = cooled ? admission.forecast(targetOf(adapter)) : undefined
+    const own = cooled ? admission.forecast(targetOf(adapter, rejectedKeys, admission)) : undefined
     // Unless the server's wait was 0 ("retry now": `Retry-After: 0`,
     // `retry-after-ms: 0`): the cooldown it starts ends at once, each failed
     // probe extends it by 0 and hands over to the next caller in line, and

@@ -113,9 +113,10 @@ export const MAX_ATTEMPTS_CAP = 10
  *    default), and no other key is free now (`waitMs` 0) → not slept: fall
  *    back, else fail, naming the wait — with or without a deadline;
  * 10. a rate limit or overload (`limitKindOf`: the kind, or a 429/503/529
- *    labelled a server error), and `fallback` is expected to answer before
- *    this model's wait plus its latency (`latencyMs`), by a whole ms at
- *    least (`answersBefore`) → fall back now: the earliest answer wins (no
+ *    labelled a server error), unless a key may be used now (`waitMs` 0:
+ *    another key free), and `fallback` is expected to answer before this
+ *    model's wait plus its latency (`latencyMs`), by a whole ms at least
+ *    (`answersBefore`) → fall back now: the earliest answer wins (no
  *    history counts as answering at once);
  * 11. the wait (`waitMs`, else `retryDelay`) plus `minAttemptMs` does not fit
  *    in `remainingMs`, or the wait leaves no time at all → not slept: fall
@@ -221,7 +222,18 @@ export function decideRetry(input: RetryDecisionInput): RetryDecision {
       : hint !== undefined && source === 'server'
         ? Math.max(Math.ceil(hint), Math.min(computed.delayMs, maxRetryAfterMs))
         : computed.delayMs
-  if (limit !== undefined && input.hasFallback === true && input.fallback !== undefined) {
+  // Not when admission says a key may be used now (known wait 0: another
+  // key of the provider is free): the model is as ready as before the
+  // failure, and a ready model is not left for one merely expected to be
+  // quicker — a fallback without latency history "answers at once", so a
+  // 429 on one key sent every such call to the fallback model, the
+  // primary's free key unused.
+  if (
+    limit !== undefined &&
+    known !== 0 &&
+    input.hasFallback === true &&
+    input.fallback !== undefined
+  ) {
     const here: ModelOutlook = { label: 'this model', waitMs: delayMs, latencyMs: input.latencyMs }
     if (answersBefore(input.fallback, here)) {
       return giveUp(

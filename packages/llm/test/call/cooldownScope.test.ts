@@ -77,6 +77,55 @@ describe('cooldown scopes: a 429 cools one model, an overload the provider, a qu
     expect(fake.requests).toHaveLength(3)
   })
 
+  it('a 429 on one key goes on with the model on its free key, not to a fallback merely without latency history', async () => {
+    // A fallback with no answer yet counts as answering at once, so the
+    // earliest-answer rule, weighed with no wait in view, sent every call
+    // whose primary met a 429 on one key to the fallback model: the primary
+    // was ready on its other key, its keys configured to absorb just that.
+    const { clock, admission } = manual()
+    const primary = await fakes.start({ dialect: 'openai', reply: reply.text('from gpt-4o') })
+    primary.enqueue(openAIErrors.rateLimited({ retryAfterS: 20 }))
+    const backup = await fakes.start({ dialect: 'openai', reply: reply.text('from the backup') })
+    const big = fakes.adapter(
+      openAICompatible({ baseURL: primary.baseURL, apiKeys: ['sk-1', 'sk-2'], model: 'gpt-4o' }),
+    )
+    const small = fakes.adapter(
+      openAICompatible({
+        baseURL: backup.baseURL,
+        apiKey: 'sk-b',
+        model: 'gpt-4o-mini',
+        name: 'b',
+      }),
+    )
+    // gpt-4o has answered before, in 800 ms; the backup never has.
+    await admission.report(
+      'openai',
+      'sk-1',
+      { ok: true, latencyMs: 800 },
+      {
+        endpoint: primary.baseURL,
+        model: 'gpt-4o',
+      },
+    )
+    using deadline = Deadline.after(15_000, { clock })
+    const records: AttemptRecord[] = []
+    const answer = await callModel({
+      models: [big, small],
+      request,
+      deadline,
+      limits: { admission },
+      onAttempt: (r) => records.push(r),
+    })
+    expect(answer.text).toBe('from gpt-4o')
+    expect(primary.requests.map((r) => r.apiKey)).toEqual(['sk-1', 'sk-2'])
+    expect(backup.requests).toHaveLength(0)
+    expect(records.map((r) => [r.model, r.errorKind, r.decision, r.delayMs])).toEqual([
+      ['gpt-4o', 'rate_limited', 'retry', 0],
+      ['gpt-4o', undefined, 'success', undefined],
+    ])
+    expect(clock.now()).toBe(1_000) // nothing was waited for
+  })
+
   it('anthropic: an overload (529) cools the whole provider — neither another key nor another model of it is sent to before it ends', async () => {
     const { clock, admission } = manual()
     const fake = await fakes.start({ dialect: 'anthropic' })

@@ -5,7 +5,7 @@ import { openAICompatible } from '../../src/adapters/openAICompatible.js'
 import { Admission } from '../../src/admission/Admission.js'
 import type { AttemptRecord } from '../../src/call/AttemptRecord.js'
 import { callModel } from '../../src/call/callModel.js'
-import { isKeysRetired } from '../../src/errors/KeysRetiredError.js'
+import { isKeysRetired, type KeysRetiredError } from '../../src/errors/KeysRetiredError.js'
 import type { ModelUnavailableError } from '../../src/errors/ModelUnavailableError.js'
 import { RetryBudgetRegistry } from '../../src/retry/RetryBudgetRegistry.js'
 import { useFakes, user } from './support/fakes.js'
@@ -126,6 +126,63 @@ describe('a key out of quota: the call goes on with the next key of the provider
     expect((error as ModelUnavailableError).lastCause).toMatchObject({ kind: 'quota_exhausted' })
     // The same spent key is not sent twice in one call.
     expect(fake.requests.slice(before).map((r) => r.apiKey)).toEqual(['sk-broke'])
+  })
+
+  it('with an admission that never retires keys (retireMs: 0): the next key is the one sent, not the key just rejected', async () => {
+    // Admission keeps a key it does not retire among those it hands out: the
+    // call's retries "to the next key" went out with the rejected one (three
+    // 401s, or three quota errors), and the call failed with a key that works.
+    const clock = new ManualClock(1_000)
+    const admission = new Admission({ clock, retireMs: 0, logger: { warn: () => {} } })
+    const fake = await fakes.start({
+      dialect: 'openai',
+      reply: (r: RecordedRequest) =>
+        r.apiKey === 'sk-revoked' ? openAIErrors.authentication() : byKey(r),
+    })
+    const model = fakes.adapter(
+      openAICompatible({
+        baseURL: fake.baseURL,
+        apiKeys: ['sk-revoked', 'sk-broke', 'sk-paid'],
+        model: 'gpt-4o-mini',
+      }),
+    )
+    using deadline = Deadline.after(15_000, { clock })
+    const answer = await callModel({ models: [model], request, deadline, limits: { admission } })
+    expect(answer.text).toBe('paid by sk-paid')
+    expect(fake.requests.map((r) => r.apiKey)).toEqual(['sk-revoked', 'sk-broke', 'sk-paid'])
+    // Never retired: the next call may ask the first key again (its choice, not this call's).
+    expect(
+      admission.forecast({ provider: 'openai', endpoint: fake.baseURL, keys: ['sk-revoked'] })
+        .waitMs,
+    ).toBe(0)
+  })
+
+  it('a rejected key admission retires stays among those it decides on: its refusal names every key of the provider', async () => {
+    const clock = new ManualClock(1_000)
+    const admission = new Admission({ clock, logger: { warn: () => {} } })
+    const fake = await fakes.start({
+      dialect: 'openai',
+      reply: () => openAIErrors.authentication(),
+    })
+    const model = (apiKeys: string[]) =>
+      fakes.adapter(openAICompatible({ baseURL: fake.baseURL, apiKeys, model: 'gpt-4o-mini' }))
+    using deadline = Deadline.after(15_000, { clock })
+    // An earlier call retired the second key.
+    await callModel({ models: [model(['sk-b'])], request, deadline, limits: { admission } }).catch(
+      () => {},
+    )
+    const error = await callModel({
+      models: [model(['sk-a', 'sk-b'])],
+      request,
+      deadline,
+      limits: { admission },
+    })
+      .then(() => undefined)
+      .catch((e: unknown) => e)
+    const refusal = (error as ModelUnavailableError).lastCause
+    expect(isKeysRetired(refusal)).toBe(true)
+    expect((refusal as KeysRetiredError).keyIds).toHaveLength(2)
+    expect(fake.requests.map((r) => r.apiKey)).toEqual(['sk-b', 'sk-a'])
   })
 
   it('is not a retry the retry budget gates: a drained budget does not stop the next key', async () => {

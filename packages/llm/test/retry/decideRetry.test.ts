@@ -215,6 +215,18 @@ describe('decideRetry: the earliest answer wins', () => {
     ).toBe('retry')
   })
 
+  it('a model with a key free now (known wait 0) is retried on it, not left for one merely quicker', () => {
+    const decision = decideRetry({
+      error: error('rate_limited', { retryAfterMs: 20_000 }),
+      attempt: 1,
+      hasFallback: true,
+      fallback: ready,
+      latencyMs: 800,
+      waitMs: 0,
+    })
+    expect(decision).toMatchObject({ action: 'retry', delayMs: 0 })
+  })
+
   it('leaves other failures to the attempt rules (a 500 is retried on the same model)', () => {
     const decision = decideRetry({
       error: error('server_error'),
