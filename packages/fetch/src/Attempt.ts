@@ -120,6 +120,15 @@ export class Attempt {
   /** Why the attempt was stopped by us (phase limit, deadline, caller); undefined otherwise. */
   reason: unknown
   /**
+   * The timeout error this attempt's own phase timer raised, if one did: the
+   * connector names its host on that one alone. A caller's or a deadline's
+   * abort reason is stored as `error` too, and may be a timeout error of the
+   * same class (a fan-out stopping its other calls with the first one's, one
+   * from undici's connector): named, it was rewritten in place to name this
+   * call's target, which it never was about.
+   */
+  ownTimeout: Error | undefined
+  /**
    * `'caller'` when the attempt ended because the caller stopped it — its
    * signal aborted, or it cancelled (destroyed) the body it was handed —
    * whatever reason it gave but a deadline's end: its `attempt-end` says
@@ -706,6 +715,7 @@ export class Attempt {
         limitMs: own,
         cause: undefined,
       })
+      this.ownTimeout = error
       // One found never to end (`#overdue`) reads expired, yet bounds nothing.
       const left =
         enforced === undefined || enforced === this.#neverEnds
@@ -748,14 +758,14 @@ export class Attempt {
         return
       }
       const Timeout = TIMEOUTS[phase]
-      this.abort(
-        new Timeout({
-          elapsedMs: this.elapsed(),
-          bytesReceived: this.bytesReceived,
-          limitMs: own,
-          cause: undefined,
-        }),
-      )
+      const error = new Timeout({
+        elapsedMs: this.elapsed(),
+        bytesReceived: this.bytesReceived,
+        limitMs: own,
+        cause: undefined,
+      })
+      this.ownTimeout = error
+      this.abort(error)
       return
     }
     this.#arm(now)

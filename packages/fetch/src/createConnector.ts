@@ -187,10 +187,14 @@ export function connectorFor(
     }
     // The attempt's DNS and connect timers raise their timeout errors
     // knowing no host: named here as the attempt ends, before anyone is
-    // told of it.
+    // told of it. Only the one its own timer raised: a caller's (or a
+    // deadline's) abort reason of the same class is theirs, about another
+    // call or connect — named, it was rewritten to name this target.
     const nameHost = (ended: Attempt) => {
-      if (isDnsTimeout(ended.error)) nameDnsTimeoutHost(ended.error, opts.hostname)
-      else if (isConnectTimeout(ended.error)) nameConnectTimeoutHost(ended.error, target)
+      const error = ended.error
+      if (error === undefined || error !== ended.ownTimeout) return
+      if (isDnsTimeout(error)) nameDnsTimeoutHost(error, opts.hostname)
+      else if (isConnectTimeout(error)) nameConnectTimeoutHost(error, target)
     }
     attempt.onFinish(nameHost)
 

@@ -9,6 +9,7 @@ import {
   ConnectTimeoutError,
   createConnector,
   createFetch,
+  DnsTimeoutError,
   deadlineInterceptor,
   type LookupFunction,
 } from '../src/index.js'
@@ -110,4 +111,47 @@ it('a handshake the server resets is a ConnectError naming the host and port too
   expect((error as Error).message).toMatch(
     new RegExp(`^connect failed for svc\\.test:${resetting.port}: E[A-Z]+ \\(`),
   )
+})
+
+// Only the timeout this call's own phase timer raised is named. A timeout
+// error given as the caller's abort reason — a fan-out stopping its other
+// calls with the first one's, one from undici's own connector — is theirs:
+// it was rewritten in place to name this call's target ("connect timed out
+// for 127.0.0.1:<this port>", its cause naming another address; a DNS one
+// "name lookup timed out for 127.0.0.1", where no lookup happened).
+it.each([
+  ['ConnectTimeoutError', () => new ConnectTimeoutError({ elapsedMs: 5 }), 'connect timed out'],
+  ['DnsTimeoutError', () => new DnsTimeoutError({ elapsedMs: 5 }), 'name lookup timed out'],
+] as const)('a %s given as the abort reason is left as it was', async (_name, make, what) => {
+  const port = await silentPort()
+  const fetch = createFetch({ retry: false })
+  closers.push(fetch)
+  const controller = new AbortController()
+  const connected = once(server!, 'connection')
+  const call = rejection(fetch(`https://127.0.0.1:${port}/`, { signal: controller.signal }))
+  await connected
+  const reason = make()
+  controller.abort(reason)
+  expect(await call).toBe(reason)
+  expect(reason.message).toBe(`${what} (5 ms into the attempt)`)
+  expect(reason.hostname).toBeUndefined()
+  if (reason instanceof ConnectTimeoutError) expect(reason.port).toBeUndefined()
+})
+
+it('a DnsTimeoutError given as the abort reason mid-lookup is not named for this host', async () => {
+  let looking!: () => void
+  const lookingUp = new Promise<void>((resolve) => {
+    looking = resolve
+  })
+  const lookup: LookupFunction = () => looking() // never answers
+  const fetch = createFetch({ retry: false, lookup })
+  closers.push(fetch)
+  const controller = new AbortController()
+  const call = rejection(fetch('http://other.test/', { signal: controller.signal }))
+  await lookingUp
+  const reason = new DnsTimeoutError({ elapsedMs: 5 })
+  controller.abort(reason)
+  expect(await call).toBe(reason)
+  expect(reason.message).toBe('name lookup timed out (5 ms into the attempt)')
+  expect(reason.hostname).toBeUndefined()
 })
