@@ -708,14 +708,7 @@ export class Attempt {
         this.#arm(this.init.clock.now())
         return
       }
-      const Timeout = TIMEOUTS[phase]
-      const error = new Timeout({
-        elapsedMs: this.elapsed(),
-        bytesReceived: this.bytesReceived,
-        limitMs: own,
-        cause: undefined,
-      })
-      this.ownTimeout = error
+      const error = this.#raiseTimeout(phase, own)
       // One found never to end (`#overdue`) reads expired, yet bounds nothing.
       const left =
         enforced === undefined || enforced === this.#neverEnds
@@ -723,6 +716,19 @@ export class Attempt {
           : enforced.remaining()
       this.abort(left <= TIE_MS ? this.deadlineError(error) : error)
     }, own)
+  }
+
+  /** The phase's timeout error, raised by this attempt's own timer: kept as `ownTimeout`. */
+  #raiseTimeout(phase: EgressPhase, own: number): Error {
+    const Timeout = TIMEOUTS[phase]
+    const error = new Timeout({
+      elapsedMs: this.elapsed(),
+      bytesReceived: this.bytesReceived,
+      limitMs: own,
+      cause: undefined,
+    })
+    this.ownTimeout = error
+    return error
   }
 
   /**
@@ -757,15 +763,7 @@ export class Attempt {
         this.#timer = this.init.clock.setTimeout(() => this.#backstop(phase, own), own - quietMs)
         return
       }
-      const Timeout = TIMEOUTS[phase]
-      const error = new Timeout({
-        elapsedMs: this.elapsed(),
-        bytesReceived: this.bytesReceived,
-        limitMs: own,
-        cause: undefined,
-      })
-      this.ownTimeout = error
-      this.abort(error)
+      this.abort(this.#raiseTimeout(phase, own))
       return
     }
     this.#arm(now)
