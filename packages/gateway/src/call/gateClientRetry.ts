@@ -15,7 +15,7 @@ import type { GatewayMetrics } from '../metrics/GatewayMetrics.js'
  * nothing is sent anywhere.
  *
  * The charge stands only if the retry fails at a provider too (a 5xx after
- * an attempt was sent): `refundClientRetry` takes it back when the request
+ * an attempt was sent, a stream's error event's included): `refundClientRetry` takes it back when the request
  * ends otherwise — answered, refused as the client's own bad request, or
  * never sent (its deadline spent, admission refused, every attempt refused
  * by the HTTP client before it left: `sent: false`). Without the refund
@@ -75,7 +75,10 @@ export function refundClientRetry(req: object, status: number): void {
   const budget = scope?.retryCharge
   if (budget === undefined || scope === undefined) return
   scope.retryCharge = undefined
-  if (status >= 500 && scope.sentUpstream === true) return
+  // A stream's status is 200 however it ended: one broken after its first
+  // token by the provider (a 502 event) failed there as much as a 502 reply.
+  const failedWith = status === 200 ? (scope.streamErrorStatus ?? status) : status
+  if (failedWith >= 500 && scope.sentUpstream === true) return
   budget.refundFailure()
 }
 

@@ -42,6 +42,12 @@ export interface RequestScope {
   /** The error code the client was answered with (`deadline_exceeded`, `client_closed`…), if any. */
   errorCode: string | undefined
   /**
+   * The status of the error a started stream ended with (its error event, or
+   * the cut at its deadline): the response's own is 200 whatever followed,
+   * and a client retry's charge is judged by this one.
+   */
+  streamErrorStatus?: number | undefined
+  /**
    * The gateway closed the connection itself (a client that stopped reading
    * its stream or its answer, at the deadline): not the client leaving, so
    * not a 499.

@@ -9,7 +9,7 @@ import { endedInError } from './endedInError.js'
 import { type ErrorReply, errorReply, reportDeadlineReply } from './errorReply.js'
 import { flushedOrCut } from './flushedOrCut.js'
 import { logIfBug } from './logIfBug.js'
-import { scopeOf } from './requestScope.js'
+import { type RequestScope, scopeOf } from './requestScope.js'
 import { sendError } from './sendError.js'
 
 /**
@@ -121,7 +121,7 @@ export async function streamCompletion(
     reportDeadlineReply(res.req, shaped)
     if (scope === undefined) return
     scope.cut = true
-    scope.errorCode ??= shaped.body.error.code
+    noteStreamError(scope, shaped)
   }
   /** `ctx.clock.now()` at the last write: the keep-alive's silence is counted from it. */
   let wroteAt = ctx.clock.now()
@@ -184,7 +184,7 @@ export async function streamCompletion(
     const reason = expiry(options.deadline)
     if (reason === undefined) return
     const shaped = ctx.redact(errorReply(reason))
-    if (scope !== undefined) scope.errorCode ??= shaped.body.error.code
+    if (scope !== undefined) noteStreamError(scope, shaped)
     const out = recutter.push(Buffer.from(interrupt(shaped), 'utf8'))
     if (out !== undefined) res.write(out)
   })
@@ -224,7 +224,7 @@ export async function streamCompletion(
       await write(OPENAI_SSE_DONE)
     } else {
       const shaped = ctx.redact(errorReply(error))
-      if (scope !== undefined) scope.errorCode ??= shaped.body.error.code
+      if (scope !== undefined) noteStreamError(scope, shaped)
       logIfBug(ctx, shaped.body.error.code, error)
       // The backstop's end carried the error event: the call only unwound.
       if (interrupted) return 200
@@ -298,4 +298,11 @@ function expiry(deadline: Deadline | undefined): unknown {
     if (isDeadlineExceeded(d.reason)) return d.reason
   }
   return undefined
+}
+
+/** The error a started stream ended with, its code and status, unless an earlier one was noted. */
+function noteStreamError(scope: RequestScope, shaped: ErrorReply): void {
+  if (scope.errorCode !== undefined) return
+  scope.errorCode = shaped.body.error.code
+  scope.streamErrorStatus = shaped.status
 }

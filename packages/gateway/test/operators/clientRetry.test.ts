@@ -139,6 +139,54 @@ describe('SDK retries and the retry budget', () => {
     await fetch10min.close()
   })
 
+  // A stream's status is 200 however it ends: the charge of a retry whose
+  // stream the provider broke after its first token (a 502 error event) was
+  // refunded as if it had been answered.
+  it('a streamed retry the provider breaks after its first token keeps its charge; one answered whole is refunded', async () => {
+    const p = await fakeProvider('openai', ['k'])
+    fakes.push(p.fake)
+    const retryBudgets = new RetryBudgetRegistry({ maxTokens: 10, tokenRatio: 0.1 })
+    harness = await startHarness(
+      {
+        providers: { p: p.entry },
+        models: { m: fallback(['p', 'gpt']) },
+        policy: { maxAttempts: 1 },
+      },
+      { retryBudgets },
+    )
+    const budget = () => retryBudgets.forProvider({ name: 'p', baseURL: p.fake.baseURL }).tokens
+    const stream = async (retryCount: string) => {
+      const res = await fetch(`${harness!.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-stainless-retry-count': retryCount },
+        body: JSON.stringify({
+          model: 'm',
+          stream: true,
+          messages: [{ role: 'user', content: 'x' }],
+        }),
+      })
+      return { status: res.status, text: await res.text() }
+    }
+    // What the provider's own failure costs, with no client retry to charge.
+    p.fake.setReply(reply.text('one two three', { cutAfterTokens: 2 }))
+    const start = budget()
+    const first = await stream('0')
+    expect(first.status).toBe(200)
+    expect(first.text).toContain('stream_interrupted')
+    const ownFailure = start - budget()
+    // The same failure on a client's retry costs one more: its charge stands.
+    const beforeRetry = budget()
+    const retried = await stream('1')
+    expect(retried.text).toContain('stream_interrupted')
+    expect(beforeRetry - budget()).toBe(ownFailure + 1)
+    // Answered whole: charged, then refunded.
+    p.fake.setReply(reply.text('one two three'))
+    const beforeAnswered = budget()
+    const answered = await stream('1')
+    expect(answered.text).toContain('[DONE]')
+    expect(budget()).toBeGreaterThanOrEqual(beforeAnswered)
+  })
+
   it('a retry refused by a spent provider goes to the next provider of the list', async () => {
     const a = await fakeProvider('openai', ['ka'])
     const b = await fakeProvider('qwen', ['kb'])
