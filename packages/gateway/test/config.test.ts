@@ -549,6 +549,54 @@ describe('a key wrapped in quotes', () => {
   })
 })
 
+describe('a key header wrapped in quotes, the credential when apiKeys is empty', () => {
+  it("is refused at its field, never quoted: the dialect's key header (x-api-key, authorization, x-goog-api-key) went out with the quotes, every request a 401; other headers keep theirs", () => {
+    const provider = (dialect: string, baseURL: string, headers: Record<string, unknown>) => ({
+      dialect,
+      baseURL,
+      apiKeys: [],
+      headers,
+    })
+    const input = {
+      providers: {
+        claude: provider('anthropic', 'https://api.anthropic.com', {
+          'X-Api-Key': { env: 'GW_QUOTED_HEADER' },
+        }),
+        proxy: provider('openai', 'https://api.openai.com/v1', {
+          authorization: '"Bearer sk-proxy-77"',
+          'x-proxy-note': '"quoted-77"',
+        }),
+        bearer: provider('deepseek', 'https://api.deepseek.com', {
+          Authorization: "Bearer 'sk-deep-77'",
+        }),
+        google: provider('gemini', 'https://generativelanguage.googleapis.com/v1beta', {
+          'x-goog-api-key': "'AIza-77'",
+        }),
+        fine: provider('anthropic', 'https://api.anthropic.com', {
+          'x-api-key': 'sk-ant"inner-77',
+        }),
+      },
+      models: { m: { fallback: [{ provider: 'claude', model: 'claude-sonnet-4-5' }] } },
+    }
+    const env = { GW_QUOTED_HEADER: '"sk-ant-api03-77"' }
+    const quoted =
+      'expected no quotes around the credential: they would be sent as part of it (an env file read by `docker run --env-file` keeps them: write KEY=sk-… without quotes)'
+    expect(problems(input, env)).toEqual([
+      `providers.claude.headers.X-Api-Key: ${quoted}`,
+      `providers.proxy.headers.authorization: ${quoted}`,
+      `providers.bearer.headers.Authorization: ${quoted}`,
+      `providers.google.headers.x-goog-api-key: ${quoted}`,
+    ])
+    let message = ''
+    try {
+      parseGatewayConfig(input, { env })
+    } catch (error) {
+      message = (error as Error).message
+    }
+    expect(message).not.toMatch(/77/)
+  })
+})
+
 describe('loadGatewayConfig', () => {
   let dir: string | undefined
   afterEach(async () => {

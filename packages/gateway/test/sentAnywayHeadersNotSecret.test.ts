@@ -153,3 +153,39 @@ describe('a key that is a name the gateway shows anyway is not scrubbed', () => 
     }
   })
 })
+
+describe('an upstream model name is no exemption from the scrub', () => {
+  it("a key that is also a target's upstream model (an env mix-up, model: { env: AZURE_KEY }) never reaches the client's error or the log", async () => {
+    const key = 'a1b2c3d4e5f60718293a4b5c6d7e8f90'
+    const azure = await fakeProvider('openai', [])
+    const harness = await startHarness(
+      {
+        providers: { azure: { ...azure.entry, apiKeys: [{ env: 'AZURE_KEY' }] } },
+        models: { chat: { fallback: [{ provider: 'azure', model: { env: 'AZURE_KEY' } }] } },
+        policy: { maxAttempts: 1 },
+      },
+      { env: { AZURE_KEY: key } },
+    )
+    try {
+      azure.fake.enqueue(openAIErrors.modelNotFound(key))
+      const res = await fetch(`${harness.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'chat', messages: [{ role: 'user', content: 'hi' }] }),
+      })
+      expect(res.status).toBe(502)
+      const body = await res.text()
+      expect(body).not.toContain(key)
+      const { error } = JSON.parse(body) as { error: { message: string } }
+      // Was `no provider could answer (azure/a1b2c3d4…: not found)`: the key, as the model's name.
+      expect(error.message).toBe('no provider could answer (azure/[redacted]: not found)')
+      expect(harness.logs.length).toBeGreaterThan(0)
+      expect(JSON.stringify(harness.logs)).not.toContain(key)
+      // Sent as configured: the provider got the key it was given.
+      expect(azure.fake.requests[0]?.apiKey).toBe(key)
+    } finally {
+      await harness.close()
+      await azure.fake.close()
+    }
+  })
+})

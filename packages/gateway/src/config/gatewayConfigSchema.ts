@@ -4,7 +4,9 @@ import { z } from 'zod'
 import { baseURLProblem, dialects } from '../llm.js'
 import { redisTarget, redisUrlUnreadable } from '../redisTarget.js'
 import { type Env, envString } from './envString.js'
+import { isQuoted } from './isQuoted.js'
 import { modelNameProblem, shownChar } from './modelNameProblem.js'
+import { quotedKeyHeaders } from './quotedKeyHeaders.js'
 import { replacedHeaders } from './replacedHeaders.js'
 
 const DIALECTS = ['openai', 'deepseek', 'qwen', 'ernie', 'doubao', 'anthropic', 'gemini'] as const
@@ -134,7 +136,7 @@ export function gatewayConfigSchema(env: Env) {
       // holds one: every request was a 401 and the keys were retired, for
       // a mistake the config can name at start.
       .refine(
-        (key) => !/^(["']).*\1$/.test(key),
+        (key) => !isQuoted(key),
         'expected no quotes around the key: they would be sent as part of it (an env file read by `docker run --env-file` keeps them: write KEY=sk-… without quotes)',
       ),
   )
@@ -224,6 +226,7 @@ export function gatewayConfigSchema(env: Env) {
       when: () => true,
     })
     .superRefine(baseURLIssues, { when: () => true })
+    .superRefine(quotedKeyHeaderIssues, { when: () => true })
 
   const model = z
     .strictObject({
@@ -514,6 +517,23 @@ function replacedHeaderIssues(entry: unknown, ctx: z.RefinementCtx): void {
   if (!isRecord(entry)) return
   for (const { header, message } of replacedHeaders(entry)) {
     ctx.addIssue({ code: 'custom', path: ['headers', header], message })
+  }
+}
+
+/**
+ * The dialect's key header, the credential with no `apiKeys`, wrapped in
+ * quotes (`quotedKeyHeaders`), each at its field. The value is never
+ * quoted back: it is a key.
+ */
+function quotedKeyHeaderIssues(entry: unknown, ctx: z.RefinementCtx): void {
+  if (!isRecord(entry)) return
+  for (const header of quotedKeyHeaders(entry)) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['headers', header],
+      message:
+        'expected no quotes around the credential: they would be sent as part of it (an env file read by `docker run --env-file` keeps them: write KEY=sk-… without quotes)',
+    })
   }
 }
 
