@@ -121,15 +121,26 @@ export async function streamCompletion(
     reportDeadlineReply(res.req, shaped)
     if (scope === undefined) return
     scope.cut = true
-    noteStreamError(scope, shaped)
+    // Its code only: cut because the client did not take the stream, not a
+    // failure of the provider's (a client retry's charge is refunded, as a
+    // non-streamed answer left unread is).
+    scope.errorCode ??= shaped.body.error.code
   }
+  /** A write waits for the client to take what it was sent (its socket full). */
+  let waitingOnClient = false
   /** `ctx.clock.now()` at the last write: the keep-alive's silence is counted from it. */
   let wroteAt = ctx.clock.now()
   const write = async (text: string): Promise<void> => {
     const out = recutter.push(Buffer.from(text, 'utf8'))
     if (out === undefined || res.writableEnded || res.destroyed) return
     wroteAt = ctx.clock.now()
-    if (!res.write(out)) await flushedOrCut(res, 'drain', options.deadline, onCut)
+    if (res.write(out)) return
+    waitingOnClient = true
+    try {
+      await flushedOrCut(res, 'drain', options.deadline, onCut)
+    } finally {
+      waitingOnClient = false
+    }
   }
   // One timer for the stream, not one per chunk: due `STREAM_KEEP_ALIVE_MS`
   // after the last write, it writes the comment only when nothing went out
@@ -184,7 +195,10 @@ export async function streamCompletion(
     const reason = expiry(options.deadline)
     if (reason === undefined) return
     const shaped = ctx.redact(errorReply(reason))
-    if (scope !== undefined) noteStreamError(scope, shaped)
+    // Stalled on a client that stopped reading, it is that client's, as
+    // `onCut`'s is: its code only.
+    if (scope !== undefined && waitingOnClient) scope.errorCode ??= shaped.body.error.code
+    else if (scope !== undefined) noteStreamError(scope, shaped)
     const out = recutter.push(Buffer.from(interrupt(shaped), 'utf8'))
     if (out !== undefined) res.write(out)
   })

@@ -5,6 +5,7 @@ import { connect, type Socket } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { ManualClock } from '@hourglass/core'
+import { RetryBudgetRegistry } from '@hourglass/llm'
 import { type FakeProvider, reply } from '@hourglass/testkit'
 import { afterEach, describe, expect, it } from 'vitest'
 import { createGateway, type GatewayRouter, type LogRecord } from '../../src/index.js'
@@ -47,7 +48,10 @@ describe('a client that does not read its answer', () => {
    * client that sent `body`, read the answer's first bytes and stopped.
    * `waiting` resolves once the gateway's write found the socket full.
    */
-  async function unreadRequest(body: Record<string, unknown>) {
+  async function unreadRequest(
+    body: Record<string, unknown>,
+    retry?: { count: number; budgets: RetryBudgetRegistry },
+  ) {
     const provider = await fakeProvider('openai', ['k'])
     fake = provider.fake
     fake.setReply(reply.text(ANSWER))
@@ -66,6 +70,7 @@ describe('a client that does not read its answer', () => {
       },
       {
         clock,
+        ...(retry ? { retryBudgets: retry.budgets } : {}),
         logger: (record) => {
           if (record['event'] !== 'request') return
           lines.push(record)
@@ -104,6 +109,7 @@ describe('a client that does not read its answer', () => {
     })
     client.write(
       'POST /v1/chat/completions HTTP/1.1\r\nHost: gateway\r\ncontent-type: application/json\r\n' +
+        (retry ? `x-stainless-retry-count: ${retry.count}\r\n` : '') +
         `x-request-id: unread-1\r\ncontent-length: ${Buffer.byteLength(text)}\r\n\r\n${text}`,
     )
     const [head] = (await once(client, 'data')) as [Buffer]
@@ -116,7 +122,7 @@ describe('a client that does not read its answer', () => {
           res.on('end', () => resolve(page))
         }).on('error', reject)
       })
-    return { clock, client, head, lines, requestLogged, waiting, metrics }
+    return { clock, client, head, lines, requestLogged, waiting, metrics, provider }
   }
 
   it('non-streamed: cut at its deadline, one request line with deadline_exceeded, counted, socket closed', async () => {
@@ -166,5 +172,21 @@ describe('a client that does not read its answer', () => {
     const page = await run.metrics()
     expect(page).toMatch(/hourglass_gateway_errors_total\{kind="client_closed"\} 1/)
     expect(page).toMatch(/hourglass_gateway_requests_total\{status_class="4xx"\} 1/)
+  })
+
+  // The client's retry is no provider's failure when the client is what
+  // stalls: its charge is refunded, as a non-streamed answer's is. A
+  // stream cut this way kept it, and stalled streaming retries — the
+  // header alone — drained a provider's budget for everyone.
+  it('streamed retry cut at its deadline because its client stopped reading: its retry-budget charge is refunded', async () => {
+    const budgets = new RetryBudgetRegistry({ maxTokens: 10, tokenRatio: 0.1 })
+    const run = await unreadRequest({ stream: true }, { count: 1, budgets })
+    await run.waiting
+    const budget = budgets.forProvider({ name: 'p', baseURL: run.provider.fake.baseURL })
+    expect(budget.tokens).toBe(9)
+    run.clock.advance(60_000)
+    await run.requestLogged
+    expect(run.lines[0]).toMatchObject({ stream: true, status: 200, error: 'deadline_exceeded' })
+    expect(budget.tokens).toBe(10)
   })
 })
