@@ -111,6 +111,90 @@ describe('Doubao / Volcengine Ark: refusals of the account or endpoint, not of t
     }
   })
 
+  it('a plan’s reset written as Go prints a time, with a fraction of a second, is read (rounded up)', () => {
+    const nowMs = Date.parse('2026-12-06T22:00:00+08:00')
+    for (const code of ['QuotaExceeded', 'AccountQuotaExceeded']) {
+      const plan = doubao.normalizeError({
+        status: 429,
+        nowMs,
+        body: ark(
+          code,
+          'TooManyRequests',
+          'You have exceeded the 5-hour usage quota. It will reset at 2026-12-06 23:30:00.123456789 +0800 CST.',
+        ),
+      })
+      // Unread, `QuotaExceeded` retired the key and `AccountQuotaExceeded` was retried as a rate.
+      expect(plan).toMatchObject({
+        kind: 'quota_exhausted',
+        retryable: false,
+        retryAfterMs: 90 * 60_000 + 124,
+      })
+    }
+  })
+
+  it('a plan’s reset already past (a skewed clock, a quota that did not reset) cools the key a minute, not a second', () => {
+    const nowMs = Date.parse('2026-12-06T22:00:00+08:00')
+    for (const reset of ['2026-12-06 21:50:00 +0800 CST', '2026-12-06 22:00:00 +0800 CST']) {
+      const plan = doubao.normalizeError({
+        status: 429,
+        nowMs,
+        body: ark(
+          'QuotaExceeded',
+          'TooManyRequests',
+          `You have exceeded the 5-hour usage quota. It will reset at ${reset}.`,
+        ),
+      })
+      expect(plan).toMatchObject({ kind: 'quota_exhausted', retryAfterMs: 60_000 })
+      expect(plan?.scope).toBeUndefined()
+    }
+  })
+
+  it('a plan’s quota refused past its reset through the fake: the key is asked again once a minute, not every second', async () => {
+    const clock = new ManualClock(1_000)
+    const admission = new Admission({ clock, defaultNeededMs: 0, logger: { warn: () => {} } })
+    // In Beijing time, as Ark writes it: ten minutes ago.
+    const beijing = new Date(Date.now() - 10 * 60_000 + 8 * 3_600_000).toISOString()
+    const resetAt = `${beijing.slice(0, 10)} ${beijing.slice(11, 19)} +0800 CST`
+    const fake = await fakes.start({
+      dialect: 'doubao',
+      reply: () => ({
+        kind: 'error',
+        status: 429,
+        body: JSON.parse(
+          ark(
+            'QuotaExceeded',
+            'TooManyRequests',
+            `You have exceeded the 5-hour usage quota. It will reset at ${resetAt}.`,
+          ),
+        ),
+        headers: {},
+      }),
+    })
+    const model = fakes.adapter(
+      openAICompatible({
+        baseURL: fake.baseURL,
+        apiKey: 'ark-plan-key',
+        model: 'doubao-seed-1.6',
+        dialect: 'doubao',
+      }),
+    )
+    // A call a second for a minute, each unwilling to wait (the clock is the test's).
+    for (let i = 0; i <= 60; i++) {
+      using deadline = Deadline.after(500, { clock })
+      const refused = await callModel({
+        models: [model],
+        request: { messages: [user('hi')], maxTokens: 16 },
+        deadline,
+        limits: { admission },
+      }).catch((e: unknown) => e)
+      // Sent and refused (ModelUnavailableError), or held back unsent (RateLimitedError).
+      expect(refused).toBeInstanceOf(Error)
+      clock.advance(1_000)
+    }
+    // Before: 61 requests (a 1 s wait each time). Now the first, and one probe when the minute is up.
+    expect(fake.requests.length).toBe(2)
+  })
+
   it('a plan’s spent 5-hour quota through the fake: the key cools until the reset and then answers again, never retired', async () => {
     const clock = new ManualClock(1_000)
     const admission = new Admission({ clock, defaultNeededMs: 0, logger: { warn: () => {} } })
@@ -149,10 +233,12 @@ describe('Doubao / Volcengine Ark: refusals of the account or endpoint, not of t
     }
     const refused = await call().catch((e: unknown) => e)
     expect(refused).toMatchObject({ name: 'ModelUnavailableError' })
-    expect(String(refused)).not.toContain('retired')
-    // The wait is capped (`maxRetryAfterMs`, a minute by default): then one probe asks again.
+    // The wait is capped (`maxRetryAfterMs`, a minute by default): then one
+    // probe asks again. Retired, the key refused it unsent (KeysRetiredError).
     clock.advance(60_000)
-    expect((await call()).text).toBe('answered')
+    const again = await call().catch((e: unknown) => e)
+    expect(String(again)).not.toContain('retired')
+    expect((again as { text?: string }).text).toBe('answered')
     expect(fake.requests.map((r) => r.apiKey)).toEqual(['ark-plan-key', 'ark-plan-key'])
   })
 

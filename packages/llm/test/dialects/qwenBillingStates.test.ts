@@ -80,8 +80,10 @@ describe('Qwen / DashScope: 429s that are the bill, not a rate', () => {
 describe('Qwen / DashScope: 403s that refuse one model, not the key', () => {
   // Model Studio's status codes: `AccessDenied` is "no access to this API,
   // e.g. not in its invitation-only test", `AccessDenied.Unpurchased` the
-  // model not purchased — one model refused, the key good (a bad key is a
-  // 401 InvalidApiKey). As `auth` each retired the key for every model.
+  // model not purchased — one model refused to this account, the key good
+  // for its others (a bad key is a 401 InvalidApiKey). As the key's `auth`
+  // each retired the key for every model; as `not_found` the provider's
+  // other key (another account) was never tried.
   it.each([
     [
       'AccessDenied.Unpurchased',
@@ -90,13 +92,14 @@ describe('Qwen / DashScope: 403s that refuse one model, not the key', () => {
     ['AccessDenied', 'Access denied.'],
     ['access_denied', 'Access denied.'],
   ])(
-    '403 %s refuses this model, not the key: not_found (native and compatible mode)',
+    '403 %s refuses this model on this key: auth, scope model (native and compatible mode)',
     (code, message) => {
       for (const body of [native(code, message), compatible(code, message)]) {
         expect(qwen.normalizeError({ status: 403, body })).toMatchObject({
-          kind: 'not_found',
+          kind: 'auth',
           retryable: false,
           providerCode: code,
+          scope: 'model',
         })
       }
     },
@@ -128,12 +131,52 @@ describe('Qwen / DashScope: 403s that refuse one model, not the key', () => {
     // Before: `auth` — the key was retired, and the fallback on it refused
     // unsent ("every key of qwen is retired"), this call and every later one.
     expect((await call()).text).toBe('answered by qwen-plus')
+    // qwen3-max is retired on the key: not asked again; qwen-plus still is.
     expect((await call()).text).toBe('answered by qwen-plus')
     expect(fake.requests.map((r) => [r.model, r.apiKey])).toEqual([
       ['qwen3-max', 'sk-dashscope'],
       ['qwen-plus', 'sk-dashscope'],
-      ['qwen3-max', 'sk-dashscope'],
       ['qwen-plus', 'sk-dashscope'],
+    ])
+  })
+
+  it('403 AccessDenied.Unpurchased on one account of two: the model is answered with the other key, call after call', async () => {
+    const clock = new ManualClock(1_000)
+    const admission = new Admission({ clock, defaultNeededMs: 0, logger: { warn: () => {} } })
+    // Account A has not bought qwen3-max; account B has.
+    const byKey = (r: RecordedRequest) =>
+      r.apiKey === 'sk-account-a'
+        ? qwenErrors.modelAccessDenied()
+        : reply.text(`answered with ${r.apiKey}`)
+    const fake = await fakes.start({ dialect: 'qwen', reply: byKey })
+    const model = fakes.adapter(
+      openAICompatible({
+        baseURL: fake.baseURL,
+        apiKeys: ['sk-account-a', 'sk-account-b'],
+        model: 'qwen3-max',
+        dialect: 'qwen',
+      }),
+    )
+    using deadline = Deadline.after(15_000, { clock })
+    const answers: string[] = []
+    for (let i = 0; i < 6; i++) {
+      const answer = await callModel({
+        models: [model],
+        request: { messages: [user('hi')], maxTokens: 16 },
+        deadline,
+        limits: { admission },
+      }).then(
+        (a) => a.text,
+        (e: unknown) => String(e),
+      )
+      answers.push(answer)
+    }
+    // Before (`not_found`, no key's): 6 of 6 failed, every request to A, B never sent.
+    expect(answers).toEqual(Array(6).fill('answered with sk-account-b'))
+    // A is asked once for qwen3-max, then retired for it.
+    expect(fake.requests.map((r) => r.apiKey)).toEqual([
+      'sk-account-a',
+      ...Array(6).fill('sk-account-b'),
     ])
   })
 })

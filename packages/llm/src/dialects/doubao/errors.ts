@@ -102,24 +102,39 @@ function readDoubaoError(json: unknown, nowMs: number): BodyVerdict | undefined 
 
 /**
  * The wait until "it will reset at 2026-08-27 16:44:34 +0800 cst" (the
- * message lower-cased), at least a second; undefined when the words or the
- * time are not there.
+ * message lower-cased), at least a second; `PAST_RESET_WAIT_MS` when that
+ * time is already past; undefined when the words or the time are not there.
  */
 function msUntilReset(message: string, nowMs: number): number | undefined {
   const found = RESET_AT.exec(message.slice(0, 500))
   if (found === null) return undefined
   const [y = 0, mo = 0, d = 0, h = 0, mi = 0, sec = 0, oh = 0, om = 0] = [
     ...found.slice(1, 7),
-    ...found.slice(8, 10),
+    ...found.slice(9, 11),
   ].map(Number)
-  const offsetMs = (found[7] === '-' ? -1 : 1) * (oh * 60 + om) * 60_000
-  const atMs = Date.UTC(y, mo - 1, d, h, mi, sec) - offsetMs
-  return Number.isFinite(atMs) ? Math.max(1000, atMs - nowMs) : undefined
+  // Go prints a time with its fraction ("16:44:34.123456789 +0800 CST"):
+  // rounded up, so the wait never ends before the reset.
+  const fractionMs = Math.ceil(Number(`0${found[7] ?? ''}`) * 1000)
+  const offsetMs = (found[8] === '-' ? -1 : 1) * (oh * 60 + om) * 60_000
+  const atMs = Date.UTC(y, mo - 1, d, h, mi, sec, fractionMs) - offsetMs
+  if (!Number.isFinite(atMs)) return undefined
+  return atMs > nowMs ? Math.max(1000, atMs - nowMs) : PAST_RESET_WAIT_MS
 }
+
+/**
+ * A quota refused past the reset it names (a clock skewed against Ark's, a
+ * quota that failed to reset) says nothing of when it comes back. Floored at
+ * a second, it cooled the key a second at a time — a hint, so no backoff
+ * grew — and the key was asked again every second while the quota held (60
+ * requests a minute). A minute is what a far reset waits too (capped by
+ * `maxRetryAfterMs`, a minute by default): one probe a minute, and the key
+ * back within one once its quota is.
+ */
+const PAST_RESET_WAIT_MS = 60_000
 
 // No nested or overlapping quantifiers: linear on any text.
 const RESET_AT =
-  /it will reset at (\d{4})-(\d{2})-(\d{2})[ t](\d{2}):(\d{2}):(\d{2}) ?([+-])(\d{2}):?(\d{2})/
+  /it will reset at (\d{4})-(\d{2})-(\d{2})[ t](\d{2}):(\d{2}):(\d{2})(\.\d{1,9})? ?([+-])(\d{2}):?(\d{2})/
 
 /**
  * Ark's 429 `QuotaExceeded` says three things (its error-code table,

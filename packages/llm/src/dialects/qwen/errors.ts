@@ -32,17 +32,17 @@ const QWEN_CODES: Readonly<Record<string, ErrorKind>> = {
   'InvalidParameter.DataInspection': 'content_policy',
   InvalidApiKey: 'auth',
   invalid_api_key: 'auth',
-  // 403s that refuse one model, not the key (Model Studio's status codes:
+  // 403s that refuse one model on this key (Model Studio's status codes:
   // `AccessDenied`, "no access to this API, e.g. not in its invitation-only
   // test"; `AccessDenied.Unpurchased`, "Access to model denied. Please make
   // sure you are eligible for using the model", the model not purchased):
-  // the same key serves the account's other models, and a bad key is 401
-  // `InvalidApiKey`. As `auth` each retired the key for every model it
-  // serves, and the call's fallback to another Qwen model on it was refused
-  // unsent. Compatible mode spells the first `access_denied`.
-  AccessDenied: 'not_found',
-  access_denied: 'not_found',
-  'AccessDenied.Unpurchased': 'not_found',
+  // the account's, so `auth` — another key (another account) may have it —
+  // but `scope: 'model'` (`readQwenError`): the same key serves the
+  // account's other models, and a bad key is 401 `InvalidApiKey`. Compatible
+  // mode spells the first `access_denied`.
+  AccessDenied: 'auth',
+  access_denied: 'auth',
+  'AccessDenied.Unpurchased': 'auth',
   ModelNotFound: 'not_found',
   model_not_found: 'not_found',
   RequestTimeOut: 'timeout',
@@ -51,6 +51,12 @@ const QWEN_CODES: Readonly<Record<string, ErrorKind>> = {
   'InternalError.Timeout': 'timeout',
   ServiceUnavailable: 'overloaded',
 }
+
+const MODEL_REFUSED: ReadonlySet<string> = new Set([
+  'AccessDenied',
+  'access_denied',
+  'AccessDenied.Unpurchased',
+])
 
 /**
  * Native DashScope puts `code`/`message` at the top level; compatible mode
@@ -89,6 +95,12 @@ function readQwenError(json: unknown, _text: string, status: number): BodyVerdic
   // left. Read as the key's, the spent quota retired the key — for good, by
   // default — and a fallback to another Qwen model on it was refused unsent.
   if (code === 'AllocationQuota.FreeTierOnly') verdict.scope = 'model'
+  // One model refused to this account (above). As the key's `auth` it
+  // retired the key for every model it serves, and the call's fallback to
+  // another Qwen model on it was refused unsent; as `not_found`, which is no
+  // key's, the provider's other key — another account, which may have
+  // bought the model — was never tried: every call failed on the first key.
+  if (code !== undefined && MODEL_REFUSED.has(code)) verdict.scope = 'model'
   return verdict
 }
 
