@@ -14,12 +14,13 @@ export function labelOf(adapter: ModelAdapter): string {
 /**
  * What admission keeps apart: provider name, base URL, keys, model. The
  * keys this call saw rejected (`rejectedKeys`: a 401, a quota gone) are
- * left out while admission would hand them out now: it does so when it
- * retires none (`retireMs: 0`, "never retire"), and the call's retries "to
- * the next key" went out with the rejected one, its other keys never
- * tried. One admission holds back (retired, or cooling until its quota
- * comes back) stays: admission skips it, or waits for it, and names it in
- * its refusal as before. When none would be left, all of them.
+ * left out unless admission holds them back longer than the keys the call
+ * has not seen rejected: it hands them out when it retires none
+ * (`retireMs: 0`, "never retire"), and the call's retries "to the next key"
+ * went out with the rejected one, its other keys never tried. One admission
+ * holds back on its own (retired, or cooling until its quota comes back)
+ * stays: admission skips it, or waits for it, and names it in its refusal
+ * as before. When none would be left, all of them.
  */
 export function targetOf(
   adapter: ModelAdapter,
@@ -34,7 +35,10 @@ export function targetOf(
   }
 }
 
-/** `adapter`'s keys but those in `rejected` that `admission` would grant now. */
+/**
+ * `adapter`'s keys but those in `rejected` that `admission` would hand out
+ * no later than the others (the keys not in `rejected`; with none, now).
+ */
 function keysLeft(
   adapter: ModelAdapter,
   rejected: ReadonlySet<string> | undefined,
@@ -42,17 +46,52 @@ function keysLeft(
 ): readonly string[] {
   const keys = adapter.apiKeys
   if (rejected === undefined || rejected.size === 0 || admission === undefined) return keys
-  const left = keys.filter(
-    (key) =>
-      !rejected.has(key) ||
-      admission.forecast({
-        provider: adapter.name,
-        endpoint: adapter.baseURL,
-        keys: [key],
-        model: adapter.model,
-      }).waitMs > 0,
-  )
+  const waitFor = (some: readonly string[]) =>
+    admission.forecast({
+      provider: adapter.name,
+      endpoint: adapter.baseURL,
+      keys: some,
+      model: adapter.model,
+    }).waitMs
+  const others = keys.filter((key) => !rejected.has(key))
+  const othersWaitMs = others.length > 0 ? waitFor(others) : 0
+  // Held back longer than the others, not merely held: an overload's
+  // cooldown is the whole provider's, so a rejected key's own forecast
+  // carried it too — kept, it was the first key handed out when the
+  // cooldown ended, and refused again (under `retireMs: 0` the call failed,
+  // its good key free). A retired key (Infinity) stays even beside retired
+  // others: admission's refusal names every key.
+  const left = keys.filter((key) => {
+    if (!rejected.has(key)) return true
+    const waitMs = waitFor([key])
+    return waitMs > othersWaitMs || waitMs === Number.POSITIVE_INFINITY
+  })
   return left.length > 0 ? left : keys
+}
+
+/**
+ * Whether admission has a key of `adapter` free now other than `sentKey`
+ * (the one just refused) and those the call saw rejected: the model is then
+ * as ready as before the failure. Not admission's wait for the model being
+ * 0: a zero-length cooldown (`Retry-After: 0`, or no hint and the caller's
+ * `retry.delay` giving 0 ms) leaves the refused key granted as a probe, so
+ * the wait was 0 with one key.
+ */
+export function otherKeyFree(
+  admission: Admission,
+  adapter: ModelAdapter,
+  sentKey: string | undefined,
+  rejected: ReadonlySet<string>,
+): boolean {
+  const keys = adapter.apiKeys.filter((key) => key !== sentKey && !rejected.has(key))
+  if (keys.length === 0) return false
+  const forecast = admission.forecast({
+    provider: adapter.name,
+    endpoint: adapter.baseURL,
+    keys,
+    model: adapter.model,
+  })
+  return waitOf(forecast) === 0
 }
 
 /**

@@ -34,7 +34,7 @@ import { endedKind } from './endedKind.js'
 import { endedWhy } from './endedWhy.js'
 import type { LeftForSooner } from './leftForSooner.js'
 import type { StreamSink } from './ModelStream.js'
-import { earliestOf, targetOf, waitOf } from './outlook.js'
+import { earliestOf, otherKeyFree, targetOf, waitOf } from './outlook.js'
 import { runModelSend } from './runModelSend.js'
 import { keepsRawArguments, StreamCollector } from './StreamCollector.js'
 import { stoppedBy } from './stoppedBy.js'
@@ -654,6 +654,7 @@ async function attemptsOn(
       hasFallback,
       retryBudget: held ? undefined : retryBudget,
       waitMs: own === undefined ? undefined : waitOf(own),
+      otherKeyFree: cooled && otherKeyFree(admission, adapter, send.apiKey, rejectedKeys),
       latencyMs: own?.latencyMs,
       fallback:
         limited && hasFallback

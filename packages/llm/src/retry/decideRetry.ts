@@ -55,6 +55,15 @@ export interface RetryDecisionInput extends RetryDelayOptions {
    * ms: replaces the computed delay. Default: computed by `retryDelay`.
    */
   waitMs?: number | undefined
+  /**
+   * Whether another key of this model's provider — not the one just refused,
+   * nor one the call saw rejected — is free now: the model is as ready as
+   * before the failure, so a rate limit or overload does not send the call to
+   * a fallback merely expected to answer sooner (rule 10). Not the same as
+   * `waitMs` 0, which a zero-length cooldown (`Retry-After: 0`) gives the
+   * refused key itself. Default false.
+   */
+  otherKeyFree?: boolean | undefined
   /** This model's recent latency percentile (p90), ms; undefined = no history. */
   latencyMs?: number | undefined
   /**
@@ -113,8 +122,8 @@ export const MAX_ATTEMPTS_CAP = 10
  *    default), and no other key is free now (`waitMs` 0) → not slept: fall
  *    back, else fail, naming the wait — with or without a deadline;
  * 10. a rate limit or overload (`limitKindOf`: the kind, or a 429/503/529
- *    labelled a server error), unless a key may be used now (`waitMs` 0:
- *    another key free), and `fallback` is expected to answer before this
+ *    labelled a server error), unless another key is free now
+ *    (`otherKeyFree`), and `fallback` is expected to answer before this
  *    model's wait plus its latency (`latencyMs`), by a whole ms at least
  *    (`answersBefore`) → fall back now: the earliest answer wins (no
  *    history counts as answering at once);
@@ -222,15 +231,16 @@ export function decideRetry(input: RetryDecisionInput): RetryDecision {
       : hint !== undefined && source === 'server'
         ? Math.max(Math.ceil(hint), Math.min(computed.delayMs, maxRetryAfterMs))
         : computed.delayMs
-  // Not when admission says a key may be used now (known wait 0: another
-  // key of the provider is free): the model is as ready as before the
-  // failure, and a ready model is not left for one merely expected to be
-  // quicker — a fallback without latency history "answers at once", so a
-  // 429 on one key sent every such call to the fallback model, the
-  // primary's free key unused.
+  // Not when another key of the provider is free now: the model is as ready
+  // as before the failure, and a ready model is not left for one merely
+  // expected to be quicker — a fallback without latency history "answers at
+  // once", so a 429 on one key sent every such call to the fallback model,
+  // the primary's free key unused. Its own input, not a known wait of 0: a
+  // zero-length cooldown (`Retry-After: 0`) leaves the refused key granted
+  // as a probe, and the only key was sent to again until attempts ran out.
   if (
     limit !== undefined &&
-    known !== 0 &&
+    input.otherKeyFree !== true &&
     input.hasFallback === true &&
     input.fallback !== undefined
   ) {
@@ -321,6 +331,7 @@ const DECISION_INPUT_NAMES: ReadonlySet<string> = new Set([
     hasFallback: true,
     retryBudget: true,
     waitMs: true,
+    otherKeyFree: true,
     latencyMs: true,
     fallback: true,
   } satisfies Record<Exclude<keyof RetryDecisionInput, keyof RetryDelayOptions>, true>),

@@ -126,6 +126,52 @@ describe('cooldown scopes: a 429 cools one model, an overload the provider, a qu
     expect(clock.now()).toBe(1_000) // nothing was waited for
   })
 
+  it('a 429 asking for no wait on the only key goes to a fallback expected sooner: the key just refused is not "another key free"', async () => {
+    // A zero-length cooldown (`Retry-After: 0`) leaves the refused key
+    // granted as a probe, so admission's wait for the model was 0 with one
+    // key: read as "another key free", the earliest-answer rule was skipped
+    // and the refused key was sent to again until attempts ran out.
+    const { clock, admission } = manual()
+    const primary = await fakes.start({
+      dialect: 'openai',
+      reply: () => openAIErrors.rateLimited({ retryAfterS: 0 }),
+    })
+    const backup = await fakes.start({ dialect: 'openai', reply: reply.text('from the backup') })
+    const big = fakes.adapter(
+      openAICompatible({ baseURL: primary.baseURL, apiKey: 'sk-1', model: 'gpt-4o' }),
+    )
+    const small = fakes.adapter(
+      openAICompatible({
+        baseURL: backup.baseURL,
+        apiKey: 'sk-b',
+        model: 'gpt-4o-mini',
+        name: 'b',
+      }),
+    )
+    // gpt-4o has answered before, in 800 ms; the backup never has.
+    await admission.report(
+      'openai',
+      'sk-1',
+      { ok: true, latencyMs: 800 },
+      { endpoint: primary.baseURL, model: 'gpt-4o' },
+    )
+    using deadline = Deadline.after(15_000, { clock })
+    const records: AttemptRecord[] = []
+    const answer = await callModel({
+      models: [big, small],
+      request,
+      deadline,
+      limits: { admission },
+      onAttempt: (r) => records.push(r),
+    })
+    expect(answer.text).toBe('from the backup')
+    expect(primary.requests).toHaveLength(1)
+    expect(records.map((r) => [r.model, r.errorKind, r.decision, r.why])).toEqual([
+      ['gpt-4o', 'rate_limited', 'fallback', 'fallback-sooner'],
+      ['gpt-4o-mini', undefined, 'success', undefined],
+    ])
+  })
+
   it('anthropic: an overload (529) cools the whole provider — neither another key nor another model of it is sent to before it ends', async () => {
     const { clock, admission } = manual()
     const fake = await fakes.start({ dialect: 'anthropic' })

@@ -1,6 +1,7 @@
 import { Deadline, ManualClock } from '@hourglass/core'
-import { openAIErrors, type RecordedRequest, reply } from '@hourglass/testkit'
+import { anthropicErrors, openAIErrors, type RecordedRequest, reply } from '@hourglass/testkit'
 import { describe, expect, it } from 'vitest'
+import { anthropic } from '../../src/adapters/anthropic.js'
 import { openAICompatible } from '../../src/adapters/openAICompatible.js'
 import { Admission } from '../../src/admission/Admission.js'
 import type { AttemptRecord } from '../../src/call/AttemptRecord.js'
@@ -8,6 +9,7 @@ import { callModel } from '../../src/call/callModel.js'
 import { isKeysRetired, type KeysRetiredError } from '../../src/errors/KeysRetiredError.js'
 import type { ModelUnavailableError } from '../../src/errors/ModelUnavailableError.js'
 import { RetryBudgetRegistry } from '../../src/retry/RetryBudgetRegistry.js'
+import { driveOne, WaitClock } from '../support/waitClock.js'
 import { useFakes, user } from './support/fakes.js'
 
 const fakes = useFakes()
@@ -155,6 +157,44 @@ describe('a key out of quota: the call goes on with the next key of the provider
       admission.forecast({ provider: 'openai', endpoint: fake.baseURL, keys: ['sk-revoked'] })
         .waitMs,
     ).toBe(0)
+  })
+
+  it("with retireMs: 0, a rejected key merely sharing the provider's overload cooldown is not sent again after it", async () => {
+    // The overload cools every key of the provider, the rejected one too:
+    // read as "held back by admission", it was kept among the keys, handed
+    // out first once the cooldown ended, and refused again — the call failed
+    // though its good key was free.
+    const clock = new WaitClock()
+    const admission = new Admission({
+      clock,
+      retireMs: 0,
+      random: () => 0,
+      logger: { warn: () => {} },
+    })
+    let goodSeen = 0
+    const fake = await fakes.start({
+      dialect: 'anthropic',
+      reply: (r: RecordedRequest) =>
+        r.apiKey === 'sk-revoked'
+          ? anthropicErrors.authentication()
+          : goodSeen++ === 0
+            ? anthropicErrors.overloaded()
+            : reply.text('answered by sk-good'),
+    })
+    const model = fakes.adapter(
+      anthropic({
+        baseURL: fake.baseURL,
+        apiKeys: ['sk-revoked', 'sk-good'],
+        model: 'claude-haiku-4-5',
+      }),
+    )
+    using deadline = Deadline.after(60_000, { clock })
+    const answer = await driveOne(
+      clock,
+      callModel({ models: [model], request, deadline, limits: { admission } }),
+    )
+    expect(answer.text).toBe('answered by sk-good')
+    expect(fake.requests.map((r) => r.apiKey)).toEqual(['sk-revoked', 'sk-good', 'sk-good'])
   })
 
   it('a rejected key admission retires stays among those it decides on: its refusal names every key of the provider', async () => {

@@ -215,7 +215,7 @@ describe('decideRetry: the earliest answer wins', () => {
     ).toBe('retry')
   })
 
-  it('a model with a key free now (known wait 0) is retried on it, not left for one merely quicker', () => {
+  it('a model with another key free now (otherKeyFree) is retried on it, not left for one merely quicker', () => {
     const decision = decideRetry({
       error: error('rate_limited', { retryAfterMs: 20_000 }),
       attempt: 1,
@@ -223,8 +223,23 @@ describe('decideRetry: the earliest answer wins', () => {
       fallback: ready,
       latencyMs: 800,
       waitMs: 0,
+      otherKeyFree: true,
     })
     expect(decision).toMatchObject({ action: 'retry', delayMs: 0 })
+  })
+
+  it('a known wait of 0 alone is no other key free: a "retry now" on the only key still leaves for one expected sooner', () => {
+    // `Retry-After: 0` cools the refused key for 0 ms: admission's wait is 0
+    // with that key alone, and the refused key was sent to again.
+    const decision = decideRetry({
+      error: error('rate_limited', { retryAfterMs: 0 }),
+      attempt: 1,
+      hasFallback: true,
+      fallback: ready,
+      latencyMs: 800,
+      waitMs: 0,
+    })
+    expect(decision).toMatchObject({ action: 'fallback', why: 'fallback-sooner' })
   })
 
   it('leaves other failures to the attempt rules (a 500 is retried on the same model)', () => {
