@@ -2,6 +2,7 @@ import { Metadata, type ServerErrorResponse, status } from '@grpc/grpc-js'
 import { type Deadline, describeValue, endedBy, isAbortError, isThenable } from '@hourglass/core'
 import { grpcChannels } from './channels.js'
 import { deadlineOf } from './deadlineOf.js'
+import { fromGrpcError } from './fromGrpcError.js'
 import { toServiceError } from './toServiceError.js'
 
 type Callback = (error: unknown, value?: unknown, trailer?: unknown, flags?: unknown) => void
@@ -68,12 +69,13 @@ function wrap(handler: Handler, self: object): Handler {
     let answered = false
     const answer =
       typeof callback === 'function'
-        ? (error: unknown, ...rest: unknown[]) => {
+        ? (given: unknown, ...rest: unknown[]) => {
             answered = true
-            if (!error) {
-              callback(error, ...rest)
+            if (!given) {
+              callback(given, ...rest)
               return
             }
+            const error = judged(given)
             if (!handled(call, error))
               callback(toServiceError(error, deadlineOf(call)) ?? error, ...rest)
           }
@@ -81,14 +83,15 @@ function wrap(handler: Handler, self: object): Handler {
     let result: unknown
     try {
       result = answer ? handler.call(self, call, answer) : handler.call(self, call)
-    } catch (error) {
+    } catch (thrown) {
+      const error = judged(thrown)
       // As a rejection below. Thrown after it answered (callback, or a
       // stream's end()), whatever it is, the answer stands: rethrown, grpc-js
       // answered it UNKNOWN, which reached the client before the answer's OK
       // (in place of its value, or of a stream's OK after every message).
       if (handled(call, error)) return
       if (answered || ended(call)) {
-        failedAfterAnswer(call, error)
+        failedAfterAnswer(call, thrown)
         return
       }
       // A gRPC status thrown is sent as one, as a rejected one is. grpc-js
@@ -102,13 +105,38 @@ function wrap(handler: Handler, self: object): Handler {
       // `Promise.resolve` reads `then` once and turns a `then` that throws
       // into a rejection, heard below: called bare, its throw escaped to
       // grpc-js, which answered UNKNOWN in place of the handler's OK.
-      Promise.resolve(result).then(undefined, (error: unknown) => {
+      Promise.resolve(result).then(undefined, (rejected: unknown) => {
+        const error = judged(rejected)
         if (handled(call, error)) return
-        if (answered || ended(call)) failedAfterAnswer(call, error)
+        if (answered || ended(call)) failedAfterAnswer(call, rejected)
         else fail(call, callback, asStatus(error, deadlineOf(call)))
       })
     }
   }
+}
+
+/**
+ * The error a handler failed with, as it is to be answered: a failed call of
+ * the handler's own, made through `deadlineInterceptor()` and passed on as
+ * grpc-js gave it (`callback(err)`, an `await` that rejects with it: how
+ * grpc-node code forwards a backend's failure), stands for the deadline error
+ * behind it, as `fromGrpcError` reads it. Passed on raw, its code and its
+ * trailers went out as they came: a `DEADLINE_EXCEEDED` for a cap of the
+ * handler's own on that call (`deadline: Date.now() + 100`), answered by a
+ * Hourglass backend with `x-deadline-expired: 1`, reached this call's
+ * caller with that trailer, which read it as its own budget gone — a 504 "do
+ * not retry" 100 ms into a 3 s request — where `callback(fromGrpcError(err))`
+ * answered UNKNOWN. Any other error, and a status whose reason is no deadline
+ * error (a cancel reason of the caller's own making), is left as it is.
+ */
+function judged(error: unknown): unknown {
+  let reason: unknown
+  try {
+    reason = fromGrpcError(error)
+  } catch {
+    return error // a revoked Proxy: no status of ours
+  }
+  return reason !== error && endedBy(reason) !== undefined ? reason : error
 }
 
 /**

@@ -133,6 +133,41 @@ describe("a server's deadline error of its own while the call's deadline has its
     expect(own.error?.metadata.get('x-deadline-expired')).toEqual(['1'])
   })
 
+  it("a backend's status for a cap of the handler's own, passed on as grpc-js gave it (callback(err), or rejected), is answered as fromGrpcError(err): UNKNOWN, not the backend's x-deadline-expired", async () => {
+    // The backend, a Hourglass server too, never answers: its deadline (the
+    // 50 ms cap the handler put on that call, less its 10 ms reserve) does,
+    // DEADLINE_EXCEEDED with x-deadline-expired: 1. Forwarded raw, that
+    // status and trailer reached the caller, which took it for its own 60 s
+    // budget gone (an Express edge: 504 "do not retry").
+    const backend = await startServer({ unary() {} }, [
+      deadlineServerInterceptor({ reserveMs: 10 }),
+    ])
+    const toBackend = connect(backend.address, [deadlineInterceptor()])
+    onTestFinished(async () => {
+      toBackend.close()
+      await backend.close()
+    })
+    const capped = () => unary(toBackend, {}, { deadline: Date.now() + 50 })
+    let rejects = false
+    const work = await serve((_call, callback) => {
+      // An async handler awaiting the call rejects with the status.
+      if (rejects)
+        return capped().then(({ error }) => {
+          throw error
+        })
+      void capped().then(({ error }) => callback(error as never))
+    })
+    const request = Deadline.after(60_000)
+    onTestFinished(() => request.dispose())
+    for (const how of ['callback', 'rejected'] as const) {
+      rejects = how === 'rejected'
+      const { error } = await runWithDeadline(request, () => unary(work, {}))
+      expect({ how, code: error?.code }).toEqual({ how, code: status.UNKNOWN })
+      expect(error?.metadata.get('x-deadline-expired')).toEqual([])
+      expect(isDeadlineExceeded(fromGrpcError(error))).toBe(false)
+    }
+  })
+
   it("within MAX_RESERVE_MS of the call's end it is the call's expiry: DEADLINE_EXCEEDED with the trailer", async () => {
     const clock = new ManualClock()
     const work = await serve(
