@@ -1,5 +1,5 @@
 import { currentDeadline, type Deadline } from '@hourglass/core'
-import { type Context, context, type Span, trace } from '@opentelemetry/api'
+import { type Context, context, createContextKey, type Span, trace } from '@opentelemetry/api'
 
 /**
  * The spans this package makes for work that OpenTelemetry cannot see start:
@@ -14,6 +14,15 @@ import { type Context, context, type Span, trace } from '@opentelemetry/api'
  * its own through its `DeadlineSpans`.
  */
 const anyInstrumentation = new WeakMap<Deadline, Span>()
+
+/**
+ * Where `DeadlineContextManager` notes the span it made active (a gRPC
+ * call's or a job's, found in `anyInstrumentation`): a deadline's span it
+ * lent, not one the app or another instrumentation made active. The api's
+ * `createContextKey` is `Symbol.for(description)`, so every copy of this
+ * package reads the same key.
+ */
+const LENT_SPAN = createContextKey('@hourglass/otel DeadlineContextManager lent span')
 
 /**
  * The spans one instrumentation (one set of trace handlers) made for
@@ -57,7 +66,9 @@ function findIn(spans: WeakMap<Deadline, Span>, deadline: Deadline | undefined):
  * The context a span started for `deadline`'s work should have as parent:
  *
  * 1. the active one when it has a span (an HTTP server span, the caller's
- *    own, instrumentation-grpc's or BullMQ telemetry's): never replaced;
+ *    own, instrumentation-grpc's or BullMQ telemetry's): never replaced —
+ *    but for the span `DeadlineContextManager` lent (`LENT_SPAN`), which is
+ *    looked up again as in 2, in this instrumentation's own spans;
  * 2. else the active one with the span of the gRPC call or job the *current*
  *    deadline belongs to — the handler or processor the work runs in, the
  *    span `DeadlineContextManager` would have made active. It wins over an
@@ -78,7 +89,9 @@ export function parentContext(
   deadline?: Deadline | undefined,
   active: Context = context.active(),
 ): Context {
-  return parentIn(anyInstrumentation, deadline, active)
+  const found = parentIn(anyInstrumentation, deadline, active)
+  const lent = trace.getSpan(found)
+  return found === active || lent === undefined ? found : found.setValue(LENT_SPAN, lent)
 }
 
 function parentIn(
@@ -86,7 +99,14 @@ function parentIn(
   deadline: Deadline | undefined,
   active: Context,
 ): Context {
-  if (trace.getSpan(active)) return active
+  // A span `DeadlineContextManager` lent is the last instrumentation's to
+  // record one for this deadline: with two enabled at once (a test
+  // harness's beside the SDK's), taken as the app's it made the first's
+  // slices, attempts and calls children of a span its provider never had.
+  // Each looks up its own instead (rule 2 below). One made active since
+  // (`startActiveSpan` inside the handler) is another span: it stays.
+  const activeSpan = trace.getSpan(active)
+  if (activeSpan !== undefined && activeSpan !== active.getValue(LENT_SPAN)) return active
   const current = currentDeadline()
   const span =
     findIn(spans, current) ?? (deadline === current ? undefined : findIn(spans, deadline))

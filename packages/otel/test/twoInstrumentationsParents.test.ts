@@ -9,8 +9,13 @@ import {
 } from '@grpc/grpc-js'
 import { currentDeadline } from '@hourglass/core'
 import { deadlineServerInterceptor } from '@hourglass/grpc'
-import { instrumentDeadlines, type StopInstrumentation } from '@hourglass/otel'
-import { diag, propagation } from '@opentelemetry/api'
+import {
+  DeadlineContextManager,
+  instrumentDeadlines,
+  type StopInstrumentation,
+} from '@hourglass/otel'
+import { context, diag, propagation } from '@opentelemetry/api'
+import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks'
 import { W3CTraceContextPropagator } from '@opentelemetry/core'
 import {
   BasicTracerProvider,
@@ -56,7 +61,8 @@ afterEach(async () => {
   await otel.shutdown()
 })
 
-it('a slice in a gRPC handler: in each provider, a child of that provider’s server span', async () => {
+/** A gRPC call whose handler runs a slice, heard by two instrumentations on two providers. */
+async function sliceParentsInBothProviders(): Promise<void> {
   const second = new InMemorySpanExporter()
   const secondProvider = new BasicTracerProvider({
     spanProcessors: [new SimpleSpanProcessor(second)],
@@ -103,4 +109,22 @@ it('a slice in a gRPC handler: in each provider, a child of that provider’s se
     expect(slice?.parentSpanContext?.spanId).toBe(call?.spanContext().spanId)
   }
   await secondProvider.shutdown()
+}
+
+it('a slice in a gRPC handler: in each provider, a child of that provider’s server span', async () => {
+  await sliceParentsInBothProviders()
+})
+
+/**
+ * The README's setup for gRPC and BullMQ: DeadlineContextManager makes the
+ * call's span active in the handler — the span of whichever instrumentation
+ * heard the call last. Taken as an active span of the app's, it was the
+ * first instrumentation's slice parent too: a span its provider never had.
+ */
+it('the same with DeadlineContextManager as the global context manager', async () => {
+  context.disable()
+  context.setGlobalContextManager(
+    new DeadlineContextManager(new AsyncLocalStorageContextManager()).enable(),
+  )
+  await sliceParentsInBothProviders()
 })
