@@ -39,10 +39,11 @@ export function instrumentDeadlines(options: InstrumentDeadlinesOptions = {}): S
   // metric to the global meter provider — a no-op one without an SDK.
   refuseUnknownOptions(options, OPTION_NAMES, 'instrumentDeadlines()', { meant: MEANT_INSTEAD })
   const instrumentation = new HourglassInstrumentation({ enabled: false })
-  if (options.tracerProvider !== undefined) {
+  // Null reads as absent (the global provider), as every option of the packages does.
+  if (options.tracerProvider != null) {
     instrumentation.setTracerProvider(options.tracerProvider)
   }
-  if (options.meterProvider !== undefined) {
+  if (options.meterProvider != null) {
     instrumentation.setMeterProvider(options.meterProvider)
   }
   instrumentation.enable()

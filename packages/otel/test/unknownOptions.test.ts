@@ -144,4 +144,16 @@ describe('instrumentDeadlines', () => {
       expect(coreChannels.sliceEnd.hasSubscribers).toBe(false)
     },
   )
+
+  // Null reads as absent, as every option of the packages does: it threw
+  // "tracerProvider must be a TracerProvider, got null".
+  it('takes a null provider as none given (the global one), as every option reads null', () => {
+    const stop = instrumentDeadlines({ tracerProvider: null, meterProvider: null } as never)
+    try {
+      expect(coreChannels.sliceEnd.hasSubscribers).toBe(true)
+    } finally {
+      stop()
+    }
+    expect(coreChannels.sliceEnd.hasSubscribers).toBe(false)
+  })
 })
