@@ -25,8 +25,9 @@ describe('Gemini: schemas from openai-node and zod helpers', () => {
   it('are sent as they are, `$schema` included, in responseJsonSchema and parametersJsonSchema', async () => {
     const fake = await fakes.start({ dialect: 'gemini' })
     fake.enqueue(reply.text('{"name":"a","tags":null}'))
+    // Gemini 3: before it, tools beside a JSON response_format are refused (refuseGeminiJsonWithTools).
     const model = fakes.adapter(
-      gemini({ baseURL: fake.baseURL, apiKey: 'AIza-1', model: 'gemini-2.5-flash' }),
+      gemini({ baseURL: fake.baseURL, apiKey: 'AIza-1', model: 'gemini-3-flash-preview' }),
     )
     const answer = await callModel({
       models: [model],

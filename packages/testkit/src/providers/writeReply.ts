@@ -9,6 +9,7 @@ import { deepseekReasoningMissing } from './deepseekReasoningMissing.js'
 import { deepseekErrors } from './errors/deepseekErrors.js'
 import { RESET_AFTER_S, stampResets } from './errors/resetAfterS.js'
 import { geminiFunctionNameRefused } from './geminiFunctionNameRefused.js'
+import { geminiJsonWithToolsRefused } from './geminiJsonWithToolsRefused.js'
 import { openAIRequiredFieldMissing } from './openAIRequiredFields.js'
 import { pause, writePaced } from './pacing.js'
 import { planAnswer } from './planAnswer.js'
@@ -113,6 +114,7 @@ function writeText(ctx: ReplyContext, reply: TextReply): Promise<void> {
     anthropicUserIdRefused(ctx.dialect, ctx.record.route, ctx.record.body) ??
     anthropicContentRefused(ctx.dialect, ctx.record.route, ctx.record.body, ctx.record.headers) ??
     geminiFunctionNameRefused(ctx.record.route, ctx.record.body) ??
+    geminiJsonWithToolsRefused(ctx.record.route, ctx.record.model, ctx.record.body) ??
     deepseekReasoningMissing(ctx.dialect, ctx.record.route, ctx.record.body) ??
     qwenThinkingNotStreamed(ctx.dialect, ctx.record.route, ctx.record.body, ctx.record.stream) ??
     unavailableFormat(ctx.dialect, ctx.record.body)

@@ -13,6 +13,7 @@ import { refuseGeminiFunctionNames } from './functionName.js'
 import { geminiVersion } from './geminiVersion.js'
 import { applyGeminiLogprobs } from './logprobs.js'
 import { geminiModelPath } from './modelPath.js'
+import { refuseGeminiJsonWithTools } from './refuseGeminiJsonWithTools.js'
 import { refuseGeminiPenalties } from './refuseGeminiPenalties.js'
 import { refuseModelThinking } from './refuseModelThinking.js'
 import { responsesInCallOrder } from './responsesInCallOrder.js'
@@ -34,7 +35,8 @@ type Role = 'user' | 'model'
  * last (`refuseEmptyLastTurn`), a tool name Gemini refuses
  * (`refuseGeminiFunctionNames`), and a `reasoning_effort` the model has
  * no thinking for — `none` to Gemini 2.5 Pro (`refuseModelThinking`) — and a penalty to Gemini 2.5 and later, which
- * take none (`refuseGeminiPenalties`).
+ * take none (`refuseGeminiPenalties`), and a JSON `response_format` beside
+ * tools to Gemini before 3, which cannot do both (`refuseGeminiJsonWithTools`).
  */
 export function buildGeminiRequest(request: ChatRequest, model: string): BuiltRequest {
   // The calls made before each message, the latest per id: a tool result
@@ -146,6 +148,7 @@ export function buildGeminiRequest(request: ChatRequest, model: string): BuiltRe
   if (request.tools !== undefined) refuseGeminiFunctionNames(request.tools)
   refuseModelThinking(model, generationConfig)
   refuseGeminiPenalties(model, generationConfig)
+  refuseGeminiJsonWithTools(model, body)
   const path = request.stream
     ? `${geminiModelPath(model)}:streamGenerateContent?alt=sse`
     : `${geminiModelPath(model)}:generateContent`
