@@ -1,6 +1,6 @@
 import { once } from 'node:events'
 import { mkdtemp, rm } from 'node:fs/promises'
-import { createServer, get, type Server } from 'node:http'
+import { createServer, get, type Server, type ServerResponse } from 'node:http'
 import { connect, type Socket } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -83,7 +83,9 @@ describe('a client that does not read its answer', () => {
     const waiting = new Promise<void>((resolve) => {
       full = resolve
     })
+    let answering: ServerResponse | undefined
     server = createServer((req, res) => {
+      answering = res
       // The gateway waits on the socket from the moment a write is refused.
       const write = res.write
       res.write = function (this: typeof res, ...args: Parameters<typeof res.write>) {
@@ -122,7 +124,29 @@ describe('a client that does not read its answer', () => {
           res.on('end', () => resolve(page))
         }).on('error', reject)
       })
-    return { clock, client, head, lines, requestLogged, waiting, metrics, provider }
+    /**
+     * The gateway parked on the client for good: a write of its waits for
+     * 'drain' with bytes queued past what the kernel takes, and the paused
+     * client has stopped pulling from the kernel (its buffer full). Until
+     * then the client still takes bytes, a 'drain' follows, and the handler
+     * may be waiting on the provider instead. Turns of the event loop, not time.
+     */
+    const parked = async () => {
+      const connection = () =>
+        answering?.socket as (Socket & { _handle?: { writeQueueSize?: number } }) | undefined
+      for (let turn = 0; turn < 100_000; turn++) {
+        if (
+          client.readableLength >= client.readableHighWaterMark &&
+          (answering?.listenerCount('drain') ?? 0) > 0 &&
+          (connection()?._handle?.writeQueueSize ?? 0) > 0
+        ) {
+          return
+        }
+        await new Promise((resolve) => setImmediate(resolve))
+      }
+      throw new Error('the gateway never parked on the unread stream')
+    }
+    return { clock, client, head, lines, requestLogged, waiting, parked, metrics, provider }
   }
 
   it('non-streamed: cut at its deadline, one request line with deadline_exceeded, counted, socket closed', async () => {
@@ -182,6 +206,7 @@ describe('a client that does not read its answer', () => {
     const budgets = new RetryBudgetRegistry({ maxTokens: 10, tokenRatio: 0.1 })
     const run = await unreadRequest({ stream: true }, { count: 1, budgets })
     await run.waiting
+    await run.parked()
     const budget = budgets.forProvider({ name: 'p', baseURL: run.provider.fake.baseURL })
     expect(budget.tokens).toBe(9)
     run.clock.advance(60_000)
