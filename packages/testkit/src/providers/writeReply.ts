@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto'
 import type { ServerResponse } from 'node:http'
 import type { Clock } from '@hourglass/core'
 import { anthropicContentRefused } from './anthropicContentRefused.js'
@@ -175,7 +176,12 @@ async function writeHang(ctx: ReplyContext, reply: HangReply): Promise<void> {
       // A stream's headers for a stream; a whole answer's for the rest.
       'content-type': ctx.record.stream ? 'text/event-stream; charset=utf-8' : 'application/json',
       'cache-control': 'no-cache',
-      ...(start === undefined ? {} : requestIdHeader(ctx, start.id)),
+      // DeepSeek names the request in the headers it sends at once, before
+      // its keep-alives (a queued request's `: keep-alive` stream carried
+      // `x-ds-trace-id` too).
+      ...(start !== undefined || ctx.dialect === 'deepseek'
+        ? requestIdHeader(ctx, start?.id ?? '')
+        : {}),
     })
     ctx.res.flushHeaders()
     if (start !== undefined && !(await writePaced(ctx.res, start.text, {}, ctx.clock, ctx.signal)))
@@ -360,7 +366,20 @@ function upToTokens(frames: Frame[], count: number): Frame[] {
   return kept
 }
 
+/**
+ * The header each API names its request by, as it sends it: OpenAI's
+ * `x-request-id`, Anthropic's `request-id`; DeepSeek's `x-ds-trace-id` (32
+ * hex digits), on either of its APIs and on every answer, and no
+ * `x-request-id` at all (raw api.deepseek.com answers, JSON and streamed,
+ * 2025–2026: `x-ds-trace-id: 4f241ebb167c3c01b3a97ed15dccc06a` beside
+ * `server`, `vary`, `strict-transport-security`, CloudFront's); Gemini none
+ * (its answers name themselves in the body's `responseId`). The fake sent
+ * `x-request-id` from DeepSeek and Gemini too, so a client that read a
+ * request id there found one against the fake only.
+ */
 function requestIdHeader(ctx: ReplyContext, id: string): Record<string, string> {
+  if (ctx.dialect === 'deepseek') return { 'x-ds-trace-id': randomBytes(16).toString('hex') }
+  if (ctx.record.route === 'gemini') return {}
   return ctx.record.route === 'anthropic-messages'
     ? { 'request-id': `req_${id}` }
     : { 'x-request-id': `req_${id}` }

@@ -52,6 +52,24 @@ describe('fake DeepSeek', () => {
     })
   })
 
+  it('names its answers by x-ds-trace-id, as api.deepseek.com does, never x-request-id', async () => {
+    // Raw api.deepseek.com answers, JSON and streamed, and a queued request's
+    // keep-alive stream: `x-ds-trace-id: <32 hex>`, no `x-request-id`.
+    fake = await startFakeProvider({ dialect: 'deepseek' })
+    fake.enqueue(reply.text('一'), reply.text('二'), reply.hang({ afterHeaders: true }))
+    const whole = await chat(fake.baseURL)
+    const streamed = await chat(fake.baseURL, { stream: true })
+    const hung = await chat(fake.baseURL, { stream: true })
+    for (const res of [whole, streamed, hung]) {
+      expect(res.headers.get('x-ds-trace-id')).toMatch(/^[0-9a-f]{32}$/)
+      expect(res.headers.get('x-request-id')).toBeNull()
+    }
+    expect(whole.headers.get('x-ds-trace-id')).not.toBe(streamed.headers.get('x-ds-trace-id'))
+    await whole.text()
+    await streamed.text()
+    await hung.body?.cancel()
+  })
+
   it('answers 402 Insufficient Balance and 503 overloaded', async () => {
     fake = await startFakeProvider({ dialect: 'deepseek' })
     fake.enqueue(deepseekErrors.insufficientBalance(), deepseekErrors.serverOverloaded())

@@ -31,6 +31,8 @@ describe('fake Gemini', () => {
       reply: reply.text('Bonjour le monde', { usage: { inputTokens: 3 } }),
     })
     const res = await generate(fake.baseURL, 'generateContent')
+    // Google names no request in a header (the body's `responseId` does).
+    expect(res.headers.get('x-request-id')).toBeNull()
     expect(await res.json()).toMatchObject({
       candidates: [
         {

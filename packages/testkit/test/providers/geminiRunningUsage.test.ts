@@ -48,13 +48,7 @@ it('each chunk reports the running totals, zeros left out; the last the whole an
       thoughtsTokenCount: 2,
       ...text,
     },
-    {
-      promptTokenCount: 10,
-      candidatesTokenCount: 2,
-      totalTokenCount: 14,
-      thoughtsTokenCount: 2,
-      ...text,
-    },
+    // The last text's chunk is the last: it carries the finish (no closing chunk after a STOP).
     {
       promptTokenCount: 10,
       candidatesTokenCount: 2,
@@ -71,7 +65,7 @@ it('never past the final counts a reply sets', async () => {
     reply: reply.text('a b c d', { usage: { inputTokens: 4, outputTokens: 2 } }),
   })
   const counts = await usages(fake)
-  expect(counts.map((u) => u['candidatesTokenCount'])).toEqual([1, 2, 2, 2, 2])
+  expect(counts.map((u) => u['candidatesTokenCount'])).toEqual([1, 2, 2, 2])
   expect(counts.at(-1)).toEqual({
     promptTokenCount: 4,
     candidatesTokenCount: 2,

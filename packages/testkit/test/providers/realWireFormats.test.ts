@@ -174,24 +174,55 @@ describe('DeepSeek keeps a slow non-streamed request alive with empty lines', ()
 })
 
 describe('Gemini stream end', () => {
-  // pydantic/pydantic-ai#2631: a logged Gemini candidate `Content(role='model')`
-  // with finish_reason STOP and no parts; agentjido/req_llm#638: a final
-  // `{"candidates":[{"finishReason":"STOP"}],"usageMetadata":…}`. proto3 JSON
-  // leaves an empty repeated field out, so `parts: []` never appears.
-  it('the closing chunk carries finishReason and usage, and no parts key', async () => {
-    fake = await startFakeProvider({ dialect: 'gemini', reply: reply.text('a b') })
+  const streamOf = async (script: ReturnType<typeof reply.text>) => {
+    fake = await startFakeProvider({ dialect: 'gemini', reply: script })
     const stream = await readSse(
       await fetch(`${fake.baseURL}/models/g:streamGenerateContent?alt=sse`, {
         method: 'POST',
         body: '{}',
       }),
     )
-    const last = JSON.parse(stream.events.at(-1)!.data) as {
-      candidates: { content: Record<string, unknown>; finishReason?: string }[]
-    }
-    expect(last.candidates[0]).toMatchObject({ finishReason: 'STOP', content: { role: 'model' } })
+    return stream.events.map(
+      (e) =>
+        JSON.parse(e.data) as {
+          candidates: { content: Record<string, unknown>; finishReason?: string }[]
+          usageMetadata: Record<string, unknown>
+        },
+    )
+  }
+
+  // Raw gemini-2.5-flash and -flash-lite `alt=sse` streams: the last text
+  // rides with `"finishReason": "STOP"` and the final usage (`{"parts":
+  // [{"text": "3\n4\n5"}],…},"finishReason": "STOP","index": 0}`);
+  // envoyproxy/ai-gateway#2107: "when the finish_reason is stop, the content
+  // is not empty". The fake closed with a chunk of no parts after the text.
+  it('a text answer that stops ends on its last text, which carries finishReason and usage', async () => {
+    const chunks = await streamOf(reply.text('a b'))
+    expect(chunks).toHaveLength(2)
+    expect(chunks[0]!.candidates[0]).not.toHaveProperty('finishReason')
+    expect(chunks[1]!.candidates[0]).toMatchObject({
+      content: { parts: [{ text: ' b' }], role: 'model' },
+      finishReason: 'STOP',
+    })
+    expect(chunks[1]!.usageMetadata).toMatchObject({ candidatesTokenCount: 2 })
+  })
+
+  // pydantic/pydantic-ai#2631: a logged Gemini candidate `Content(role='model')`
+  // with finish_reason STOP and no parts (after a function call);
+  // envoyproxy/ai-gateway#2107: on `MAX_TOKENS` "the content would be empty";
+  // agentjido/req_llm#638: a final `{"candidates":[{"finishReason":"STOP"}],
+  // "usageMetadata":…}`. proto3 JSON leaves an empty repeated field out, so
+  // `parts: []` never appears.
+  it('a text answer the cap stopped closes with a chunk of finishReason and usage, and no parts key', async () => {
+    const chunks = await streamOf(reply.text('a b', { finishReason: 'length' }))
+    expect(chunks).toHaveLength(3)
+    const last = chunks.at(-1)!
+    expect(last.candidates[0]).toMatchObject({
+      finishReason: 'MAX_TOKENS',
+      content: { role: 'model' },
+    })
     expect(last.candidates[0]!.content).not.toHaveProperty('parts')
-    expect(stream.raw).not.toContain('"parts":[]')
+    expect(JSON.stringify(chunks)).not.toContain('"parts":[]')
   })
 })
 

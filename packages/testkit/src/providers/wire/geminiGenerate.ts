@@ -72,14 +72,31 @@ export const geminiGenerate: WireFormat = {
       if (last && signature !== undefined) part['thoughtSignature'] = signature
       frames.push({ text: chunk([part], false), token: true })
     })
+    // A text answer that stops (`STOP`) ends on its last text: that chunk
+    // carries the finishReason and the final usage, no closing chunk after
+    // it — raw gemini-2.5-flash and -flash-lite `alt=sse` streams end
+    // `{"content": {"parts": [{"text": "3\n4\n5"}],"role": "model"},
+    // "finishReason": "STOP","index": 0}` (envoyproxy/ai-gateway#2107: "when
+    // the finish_reason is stop, the content is not empty"). The fake closed
+    // every stream with a chunk of no parts, so a client that took the
+    // finishing chunk's parts for empty — and dropped the answer's last
+    // words — passed against it only. That closing chunk stays where Gemini
+    // sends one: after `MAX_TOKENS` ("the content would be empty", ibid.),
+    // with the function calls, and a safety block's.
+    const endsOnText =
+      plan.textTokens.length > 0 && calls.length === 0 && plan.finishReason === 'stop'
     plan.textTokens.forEach((t, i) => {
       candidates = Math.min(candidates + 1, final.candidatesTokenCount ?? 0)
       const part: Record<string, unknown> = { text: t }
       const last = i === plan.textTokens.length - 1
       if (last && signature !== undefined) part['thoughtSignature'] = signature
       // Each chunk's `logprobsResult` holds the steps of its own tokens.
-      frames.push({ text: chunk([part], false, logprobsResult(plan, [t], i)), token: true })
+      const logprobs = logprobsResult(plan, [t], i)
+      if (last && endsOnText) {
+        frames.push({ text: chunk([part], true, logprobs), token: true, finish: true })
+      } else frames.push({ text: chunk([part], false, logprobs), token: true })
     })
+    if (endsOnText) return frames
     // A signature with no part to ride on (thoughts not sent, no text): an empty text part.
     const unsigned =
       signature !== undefined && !shown && plan.textTokens.length === 0
