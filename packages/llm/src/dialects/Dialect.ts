@@ -87,7 +87,7 @@ export interface Dialect {
   refuseFields?(request: ChatRequest): void
   /**
    * The response header that carries the provider's request id
-   * (`x-request-id`, Anthropic's `request-id`), read into
+   * (`x-request-id`, Anthropic's `request-id`, DeepSeek's `x-ds-trace-id`), read into
    * `providerRequestId` for whole and streamed answers alike; undefined when
    * the provider sends none.
    */

@@ -32,10 +32,12 @@ function openAICompatible(
   refuseFields?: (request: ChatRequest) => void,
 ): Dialect {
   const maxTokensField = name === 'openai' ? 'max_completion_tokens' : 'max_tokens'
+  // DeepSeek names its answers by `x-ds-trace-id` and sends no `x-request-id`.
+  const requestIdHeader = name === 'deepseek' ? 'x-ds-trace-id' : 'x-request-id'
   return {
     name,
     wire: 'openai',
-    requestIdHeader: 'x-request-id',
+    requestIdHeader,
     buildRequest: (request, model) => {
       refuseFields?.(request)
       const built = buildOpenAIRequest(request, model, { maxTokensField })
@@ -48,7 +50,7 @@ function openAICompatible(
     },
     ...(refuseFields === undefined ? {} : { refuseFields }),
     authHeaders: (apiKey) => ({ authorization: `Bearer ${apiKey}` }),
-    parseResponse: (body, meta) => parseOpenAIResponse(body, meta, name),
+    parseResponse: (body, meta) => parseOpenAIResponse(body, meta, name, requestIdHeader),
     // A call streamed without argument text gets `{}`, as its whole answer does.
     createStreamParser: () =>
       withEmptyArgumentsAsObject(createOpenAIStreamParser(normalizeStreamError)),

@@ -53,9 +53,6 @@ describe('streams', () => {
     expect(result.usage.outputTokens).toBeGreaterThan(0)
   })
 
-  // Skipped until `adapter.open` returns the 200's request id header as
-  // `providerRequestId` (adapters/ and dialects/, being changed elsewhere):
-  // streamAttempt already passes it into the result.
   it.each([
     ['openai', 'x-request-id'],
     ['anthropic', 'request-id'],
@@ -75,6 +72,25 @@ describe('streams', () => {
       expect((await stream.result).providerRequestId).toBe('req_123')
     },
   )
+
+  // DeepSeek names its answers by `x-ds-trace-id` and sends no
+  // `x-request-id`: read as OpenAI's, every DeepSeek answer had none.
+  it("a DeepSeek answer, whole or streamed, carries DeepSeek's own request id (x-ds-trace-id)", async () => {
+    const fake = await fakes.start({ dialect: 'deepseek', reply: reply.text('hi') })
+    const model = fakes.adapter(
+      openAICompatible({
+        dialect: 'deepseek',
+        baseURL: fake.baseURL,
+        apiKey: 'sk',
+        model: 'deepseek-chat',
+      }),
+    )
+    const whole = await callModel({ models: [model], request: { ...request, stream: false } })
+    const stream = callModel({ models: [model], request })
+    await drain(stream)
+    expect(whole.providerRequestId).toMatch(/^[0-9a-f]{32}$/)
+    expect((await stream.result).providerRequestId).toMatch(/^[0-9a-f]{32}$/)
+  })
 
   it('a stream cut after the first token is not resent: one request, StreamInterruptedError with the partial text', async () => {
     const fake = await fakes.start({

@@ -90,6 +90,7 @@ export function parseOpenAIResponse(
   body: unknown,
   meta: ResponseMeta = {},
   provider = 'openai',
+  requestIdHeader = 'x-request-id',
 ): ChatResponse {
   const json = typeof body === 'string' ? parseAnswerJson(body) : body
   const choice = asArray(get(json, 'choices'))[0]
@@ -139,7 +140,7 @@ export function parseOpenAIResponse(
     // its name reads the same (`markUnfinished`).
     content.push(blank ? markUnfinished(block) : block)
   }
-  const requestId = headerValue(meta.headers, 'x-request-id')
+  const requestId = headerValue(meta.headers, requestIdHeader)
   const refused = refusalOf(content)
   const usage = getRecord(json, 'usage')
   const response: ChatResponse = {
