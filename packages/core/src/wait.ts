@@ -2,6 +2,7 @@ import { boundingDeadline } from './boundingDeadline.js'
 import { type Clock, isClock, MAX_TIMER_MS, systemClock, type TimerOptions } from './clock.js'
 import type { Deadline } from './Deadline.js'
 import { describeValue } from './describeValue.js'
+import { hearAbort } from './hearAbort.js'
 import { isAbortSignal } from './isAbortSignal.js'
 import { dueAt, firesExactly, wholeTimeout } from './ManualClock.js'
 
@@ -99,6 +100,7 @@ export function wait(ms: number, options: WaitOptions | null = {}): Promise<Wait
     let timer: unknown
     let offDeadline: (() => void) | undefined
     let offWake: (() => void) | undefined
+    let offAbort: (() => void) | undefined
     let holdOpen: ReturnType<typeof setInterval> | undefined
     const settle = (ok: boolean, value: unknown) => {
       if (settled) return
@@ -106,7 +108,7 @@ export function wait(ms: number, options: WaitOptions | null = {}): Promise<Wait
       if (timer !== undefined) clock.clearTimeout(timer)
       if (holdOpen !== undefined) clearInterval(holdOpen)
       offDeadline?.()
-      signal?.removeEventListener('abort', onAbort)
+      offAbort?.()
       try {
         offWake?.()
       } catch (error) {
@@ -159,7 +161,9 @@ export function wait(ms: number, options: WaitOptions | null = {}): Promise<Wait
       if (clock.now() >= endsAt) settle(true, 'timer')
       else arm()
     }
-    signal?.addEventListener('abort', onAbort, { once: true })
+    // One `abort` listener for every wait on this signal (see `hearAbort`):
+    // one each, 11 waits sharing a caller's signal made Node warn of a leak.
+    if (signal) offAbort = hearAbort(signal, onAbort)
     if (deadline) offDeadline = deadline.onDone((reason) => settle(false, reason))
     if (options.wakeOn && !settled) {
       let off: (() => void) | undefined

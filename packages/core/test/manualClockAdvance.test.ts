@@ -84,3 +84,81 @@ it('refuses a callback that is no function, and a start that is no finite number
     new TypeError("new ManualClock: startMs must be a finite number of ms, got '5' (a string)"),
   )
 })
+
+// A callback that re-arms itself with no delay (a poller, a pacing delay
+// computed as 0) is due again at the very time it ran: `advance` fired it for
+// ever, synchronously, and the test worker hung past every test timeout
+// (Node waits 1 ms for each, so in production it merely polls). It now gives
+// up after 10,000 such timers with time standing still, as vitest's fake
+// timers do (`loopLimit`); a finite chain of them still runs in the step.
+it('refuses to spin for ever on a timer that re-arms itself with no delay, and still runs a finite chain of them', () => {
+  const clock = new ManualClock()
+  let polls = 0
+  const poll = () => {
+    polls++
+    clock.setTimeout(poll, 0)
+  }
+  clock.setTimeout(poll, 5)
+  expect(() => clock.advance(100)).toThrow(
+    /ManualClock\.advance: 10000 timers set with no delay fired at 5 ms without time moving/,
+  )
+  expect(polls).toBe(10_001)
+  expect(clock.now()).toBe(5)
+  expect(clock.pendingTimers).toBe(1)
+
+  // A chain that ends: fired in the same step, each at the time it was set.
+  const other = new ManualClock()
+  const seen: number[] = []
+  let left = 3
+  const step = () => {
+    seen.push(other.now())
+    if (--left > 0) other.setTimeout(step, 0)
+  }
+  other.setTimeout(step, 5)
+  other.advance(10)
+  expect(seen).toEqual([5, 5, 5])
+  expect(other.now()).toBe(10)
+  expect(other.pendingTimers).toBe(0)
+})
+
+// The clock keeps its timers in a heap: a scan of them all per timer made
+// 60,000 due in one step (the deadlines of a load test driven by the clock)
+// take 12–16 s, synchronously, past any test timeout; ~50 ms now (measured
+// by hand: speed is the bench's to assert, not a test's). The order stays:
+// by due time, then by creation, timers set or cleared by a callback included.
+it('fires by due time then creation, with timers set and cleared by callbacks during the step', () => {
+  const clock = new ManualClock()
+  const fired: string[] = []
+  const later = clock.setTimeout(() => fired.push('cleared by a'), 20)
+  clock.setTimeout(() => {
+    fired.push('a@10')
+    clock.clearTimeout(later)
+    clock.setTimeout(() => fired.push('set by a, due 15'), 5)
+    clock.setTimeout(() => fired.push('set by a, due 10'), 0)
+  }, 10)
+  clock.setTimeout(() => fired.push('b@10'), 10)
+  clock.setTimeout(() => fired.push('c@15'), 15)
+  // Made and cleared by the thousand: none is kept, none fires.
+  for (let i = 0; i < 5000; i++) clock.clearTimeout(clock.setTimeout(() => fired.push('x'), 12))
+  expect(clock.pendingTimers).toBe(4)
+  clock.advance(30)
+  expect(fired).toEqual(['a@10', 'b@10', 'set by a, due 10', 'c@15', 'set by a, due 15'])
+  expect(clock.pendingTimers).toBe(0)
+})
+
+it('60,000 due in one advance fire in order of due time then creation, cleared ones not at all', () => {
+  const clock = new ManualClock()
+  const order: number[] = []
+  const handles = Array.from({ length: 60_000 }, (_, i) =>
+    clock.setTimeout(() => order.push(i), 100 + (i % 50)),
+  )
+  // A tenth of them cleared before their time.
+  for (let i = 0; i < handles.length; i += 10) clock.clearTimeout(handles[i])
+  clock.advance(200)
+  const expected = handles
+    .map((_, i) => i)
+    .filter((i) => i % 10 !== 0)
+    .sort((a, b) => (a % 50) - (b % 50) || a - b)
+  expect(order).toEqual(expected)
+  expect(clock.pendingTimers).toBe(0)
+})

@@ -103,6 +103,51 @@ describe('wait: the one cancellable wait', () => {
   })
 })
 
+describe('wait: many at once on one signal', () => {
+  /** Lets process.emitWarning's 'warning' event (emitted on the next tick) arrive. */
+  const warningsEmitted = () => new Promise<void>((resolve) => setImmediate(resolve))
+
+  it('12 pending waits on a caller’s signal: no MaxListenersExceededWarning, one abort listener; the abort ends all 12 with its reason and leaves nothing behind', async () => {
+    const warnings: Error[] = []
+    const onWarning = (warning: Error) => warnings.push(warning)
+    process.on('warning', onWarning)
+    try {
+      const clock = new ManualClock()
+      const controller = new AbortController()
+      // A batch backing off together under the one signal its caller gave it.
+      const waits = Array.from({ length: 12 }, () =>
+        wait(1000, { clock, signal: controller.signal }),
+      )
+      await warningsEmitted()
+      expect(warnings.map((w) => w.name)).toEqual([])
+      expect(getEventListeners(controller.signal, 'abort')).toHaveLength(1)
+
+      const reason = new Error('shutting down')
+      controller.abort(reason)
+      const outcomes = await Promise.allSettled(waits)
+      expect(outcomes.every((o) => o.status === 'rejected' && o.reason === reason)).toBe(true)
+      expect(clock.pendingTimers).toBe(0)
+      expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0)
+
+      // Waits that end on their own let go of the signal as well, the last one its listener.
+      const other = new AbortController()
+      const timed = Array.from({ length: 12 }, (_, i) =>
+        wait(i + 1, { clock, signal: other.signal }),
+      )
+      clock.advance(6)
+      await Promise.all(timed.slice(0, 6))
+      expect(getEventListeners(other.signal, 'abort')).toHaveLength(1)
+      clock.advance(6)
+      expect(await Promise.all(timed)).toEqual(Array.from({ length: 12 }, () => 'timer'))
+      expect(getEventListeners(other.signal, 'abort')).toHaveLength(0)
+      await warningsEmitted()
+      expect(warnings.map((w) => w.name)).toEqual([])
+    } finally {
+      process.off('warning', onWarning)
+    }
+  })
+})
+
 describe('wait on a clock whose setTimeout returns no handle', () => {
   it('once aborted, its timer firing early later arms nothing more', async () => {
     const manual = new ManualClock()
