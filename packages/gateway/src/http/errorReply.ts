@@ -519,6 +519,14 @@ function failureKind(cause: unknown): ErrorKind | undefined {
 }
 
 function retiredWhy(error: KeysRetiredError): string {
+  // Retired for one model only (Qwen's AccessDenied, Gemini's quota of 0):
+  // the keys still serve the account's other models, and "every key
+  // rejected" sent operators looking for a revoked key.
+  if (error.model !== undefined) {
+    return error.reason === 'quota_exhausted'
+      ? `the quota of every key for ${error.model} is gone`
+      : `every key refused for ${error.model}`
+  }
   return error.reason === 'quota_exhausted'
     ? 'the quota of every key is gone'
     : 'every key rejected'

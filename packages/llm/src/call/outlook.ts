@@ -14,8 +14,8 @@ export function labelOf(adapter: ModelAdapter): string {
 /**
  * What admission keeps apart: provider name, base URL, keys, model. The
  * keys this call saw rejected (`rejectedKeys`: a 401, a quota gone) are
- * left out unless admission holds them back longer than the keys the call
- * has not seen rejected: it hands them out when it retires none
+ * left out unless admission holds them back on their own, longer than the
+ * provider as a whole: it hands them out when it retires none
  * (`retireMs: 0`, "never retire"), and the call's retries "to the next key"
  * went out with the rejected one, its other keys never tried. One admission
  * holds back on its own (retired, or cooling until its quota comes back)
@@ -36,8 +36,8 @@ export function targetOf(
 }
 
 /**
- * `adapter`'s keys but those in `rejected` that `admission` would hand out
- * no later than the others (the keys not in `rejected`; with none, now).
+ * `adapter`'s keys but those in `rejected` that `admission` holds back no
+ * longer than it holds back the provider as a whole (nothing of their own).
  */
 function keysLeft(
   adapter: ModelAdapter,
@@ -53,19 +53,19 @@ function keysLeft(
       keys: some,
       model: adapter.model,
     }).waitMs
-  const others = keys.filter((key) => !rejected.has(key))
-  const othersWaitMs = others.length > 0 ? waitFor(others) : 0
-  // Held back longer than the others, not merely held: an overload's
-  // cooldown is the whole provider's, so a rejected key's own forecast
-  // carried it too — kept, it was the first key handed out when the
-  // cooldown ended, and refused again (under `retireMs: 0` the call failed,
-  // its good key free). A retired key (Infinity) stays even beside retired
-  // others: admission's refusal names every key.
-  const left = keys.filter((key) => {
-    if (!rejected.has(key)) return true
-    const waitMs = waitFor([key])
-    return waitMs > othersWaitMs || waitMs === Number.POSITIVE_INFINITY
-  })
+  // The provider-wide wait (an overload's cooldown, which every key's own
+  // forecast carries): no keys is admission's lane of the provider's slot.
+  const providerWaitMs = waitFor([])
+  // Held back on its own, not merely with the provider: an overload's
+  // cooldown is the whole provider's, so a rejected key's forecast carried
+  // it too — kept, it was the first key handed out when the cooldown ended,
+  // and refused again (under `retireMs: 0` the call failed, its good key
+  // free). Not compared with the other keys' wait: a key whose quota comes
+  // back in 30 s beside a retired one (Infinity), or one cooling longer,
+  // was dropped, and admission's refusal was "every key retired" instead of
+  // the rate limit naming its wait. A retired key (Infinity) stays:
+  // admission's refusal names every key.
+  const left = keys.filter((key) => !rejected.has(key) || waitFor([key]) > providerWaitMs)
   return left.length > 0 ? left : keys
 }
 

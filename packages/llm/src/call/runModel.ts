@@ -136,6 +136,13 @@ async function attemptsOn(
   let resent = resume?.resent ?? false
   // Keys this call saw rejected (401/403) or out of quota: the next attempt uses another one.
   const rejectedKeys = new Set<string>(resume?.rejectedKeys)
+  // The key a rate limit just refused when the retry was made because
+  // another key was free (`otherKeyFree`): left out of the next attempt's
+  // choice only. A `Retry-After: 0` cools it for 0 ms, admission hands out
+  // its first free lane, and the refused key — half-open, its probe due —
+  // came first: it was sent again until attempts ran out, the free key
+  // never tried.
+  let passedOverKey: string | undefined
   const base = { model: adapter.model, provider: adapter.name }
   // Why the next attempt goes to this model, for its record.
   let choice = arrival
@@ -245,7 +252,10 @@ async function attemptsOn(
       return unaffordableHere(thrown)
     }
 
-    const admitted = await admit(state, adapter, request, later, sink !== undefined, rejectedKeys)
+    const avoided =
+      passedOverKey === undefined ? rejectedKeys : new Set([...rejectedKeys, passedOverKey])
+    passedOverKey = undefined
+    const admitted = await admit(state, adapter, request, later, sink !== undefined, avoided)
     if (admitted.kind === 'refused') {
       const { error: refused, reason } = admitted
       const failure = { ...base, attempts: attempt, cause: refused, reason }
@@ -674,6 +684,7 @@ async function attemptsOn(
       why: decision.action === 'retry' ? undefined : decision.why,
     })
     if (decision.action === 'retry') {
+      if (decisionInput.otherKeyFree === true) passedOverKey = send.apiKey
       retrying.pending = pendingRetry(state, attempt, base, error.kind)
       if (resend) resent = true
       choice = `retry ${attempt + 1} of ${maxAttempts} on this model${resend ? ' (resendAfterFirstTokenTimeout)' : ''}`

@@ -39,7 +39,7 @@ export interface RetryDecisionInput extends RetryDelayOptions {
   /**
    * The longest server-requested wait (`error.retryAfterMs`) that is waited
    * out, in ms. A failure whose server asks for longer is not retried on this
-   * model (falls back, else fails, naming the wait) — unless `waitMs` is 0:
+   * model (falls back, else fails, naming the wait) — unless `otherKeyFree`:
    * another key is free now, and nothing is waited. A hint within it is
    * waited with its jitter, never past it. Default 60000 (as
    * @hourglass/fetch's `retry.maxRetryAfterMs`); a finite number ≥ 0.
@@ -59,9 +59,11 @@ export interface RetryDecisionInput extends RetryDelayOptions {
    * Whether another key of this model's provider — not the one just refused,
    * nor one the call saw rejected — is free now: the model is as ready as
    * before the failure, so a rate limit or overload does not send the call to
-   * a fallback merely expected to answer sooner (rule 10). Not the same as
-   * `waitMs` 0, which a zero-length cooldown (`Retry-After: 0`) gives the
-   * refused key itself. Default false.
+   * a fallback merely expected to answer sooner (rule 10), and a wait asked
+   * beyond `maxRetryAfterMs` is not weighed (rule 9). Not the same as
+   * `waitMs` 0, which a zero-length cooldown (`Retry-After: 0`, or
+   * admission's `maxRetryAfterMs: 0`) gives the refused key itself. Default
+   * false.
    */
   otherKeyFree?: boolean | undefined
   /** This model's recent latency percentile (p90), ms; undefined = no history. */
@@ -119,7 +121,7 @@ export const MAX_ATTEMPTS_CAP = 10
  * 7. `maxAttempts` reached → fall back, else fail;
  * 8. retry budget drained → fall back, else fail;
  * 9. the server asked for a wait longer than `maxRetryAfterMs` (60 s by
- *    default), and no other key is free now (`waitMs` 0) → not slept: fall
+ *    default), and no other key is free now (`otherKeyFree`) → not slept: fall
  *    back, else fail, naming the wait — with or without a deadline;
  * 10. a rate limit or overload (`limitKindOf`: the kind, or a 429/503/529
  *    labelled a server error), unless another key is free now
@@ -214,8 +216,11 @@ export function decideRetry(input: RetryDecisionInput): RetryDecision {
   // `Retry-After: 86400` was slept for a day (the timer holding the process
   // open). A server asking for that long means "not now"; the call moves on
   // and admission's capped cooldown lets one probe find out when it is over.
-  // With another key free now (known wait 0) nothing is waited on the hint.
-  if (hint !== undefined && hint > maxRetryAfterMs && known !== 0) {
+  // With another key free now nothing is waited on the hint. Its own input,
+  // not a known wait of 0: a cooldown capped at 0 ms (admission's
+  // `maxRetryAfterMs: 0`) leaves the refused key itself free, and the only
+  // key was sent a request refused for a day until attempts ran out.
+  if (hint !== undefined && hint > maxRetryAfterMs && input.otherKeyFree !== true) {
     const asked = Math.min(hint, MAX_TIMER_MS)
     return giveUp(
       'retry-after-too-long',

@@ -172,6 +172,28 @@ describe('cooldown scopes: a 429 cools one model, an overload the provider, a qu
     ])
   })
 
+  it('a 429 asking for no wait on one key goes on with the other key free, not the refused key again', async () => {
+    // `Retry-After: 0` cools sk-1 for 0 ms: the retry is made because
+    // sk-2 is free, but admission hands out its first free lane, and sk-1
+    // — half-open, its probe due — came first: sk-1 was sent 3 times and
+    // the call failed, sk-2 never tried.
+    const { clock, admission } = manual()
+    const fake = await fakes.start({
+      dialect: 'openai',
+      reply: (r: RecordedRequest) =>
+        r.apiKey === 'sk-1'
+          ? openAIErrors.rateLimited({ retryAfterS: 0 })
+          : reply.text(`answered by ${r.apiKey}`),
+    })
+    const model = fakes.adapter(
+      openAICompatible({ baseURL: fake.baseURL, apiKeys: ['sk-1', 'sk-2'], model: 'gpt-4o' }),
+    )
+    using deadline = Deadline.after(15_000, { clock })
+    const answer = await callModel({ models: [model], request, deadline, limits: { admission } })
+    expect(answer.text).toBe('answered by sk-2')
+    expect(fake.requests.map((r) => r.apiKey)).toEqual(['sk-1', 'sk-2'])
+  })
+
   it('anthropic: an overload (529) cools the whole provider — neither another key nor another model of it is sent to before it ends', async () => {
     const { clock, admission } = manual()
     const fake = await fakes.start({ dialect: 'anthropic' })

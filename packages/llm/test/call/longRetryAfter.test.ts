@@ -100,6 +100,23 @@ describe('a Retry-After beyond retry.maxRetryAfterMs (default 60 s) is not slept
     expect(timers.armed.every((ms) => ms <= 60_000)).toBe(true)
   })
 
+  it('with admission capping cooldowns at 0 (maxRetryAfterMs: 0), the only key is not sent to again: a known wait of 0 is no other key free', async () => {
+    // Admission cools the key for 0 ms, so its wait for the model was 0:
+    // read as "another key free", the hint was not weighed and the one key
+    // was sent the request 3 times, each refused for a day.
+    const { timers, admission } = manualAdmission(60_000, { maxRetryAfterMs: 0 })
+    const { fake, adapter } = await openAIModel('gpt-4o-mini')
+    fake.setReply(openAIErrors.rateLimited({ retryAfterS: DAY_S }))
+    const settled = await settle(
+      callModel({ models: [adapter], request, limits: { admission } }),
+      timers.tooLong,
+    )
+    expect(settled).toHaveProperty('error')
+    const { error } = settled as { error: Error }
+    expect(error.message).toContain('the provider asked for 86400 s, beyond maxRetryAfterMs')
+    expect(fake.requests).toHaveLength(1)
+  })
+
   it('no deadline, with a fallback: the next model answers at once', async () => {
     const { timers, admission } = manualAdmission()
     const primary = await openAIModel('gpt-4o')

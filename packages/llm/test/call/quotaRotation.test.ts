@@ -8,6 +8,7 @@ import type { AttemptRecord } from '../../src/call/AttemptRecord.js'
 import { callModel } from '../../src/call/callModel.js'
 import { isKeysRetired, type KeysRetiredError } from '../../src/errors/KeysRetiredError.js'
 import type { ModelUnavailableError } from '../../src/errors/ModelUnavailableError.js'
+import { isRateLimited, type RateLimitedError } from '../../src/errors/RateLimitedError.js'
 import { RetryBudgetRegistry } from '../../src/retry/RetryBudgetRegistry.js'
 import { driveOne, WaitClock } from '../support/waitClock.js'
 import { useFakes, user } from './support/fakes.js'
@@ -195,6 +196,47 @@ describe('a key out of quota: the call goes on with the next key of the provider
     )
     expect(answer.text).toBe('answered by sk-good')
     expect(fake.requests.map((r) => r.apiKey)).toEqual(['sk-revoked', 'sk-good', 'sk-good'])
+  })
+
+  it('a key out of quota until a time, its only other key retired: a rate limit naming that wait, not "every key rejected"', async () => {
+    // The rejected key's own cooldown (30 s) is shorter than the retired
+    // other key's (for ever): read as "not held back longer than the
+    // others", it was dropped, the retired key alone was left, and the call
+    // failed with KeysRetiredError — the gateway's 502 "every key rejected"
+    // for a quota that comes back in 30 s.
+    const clock = new ManualClock(1_000)
+    const admission = new Admission({ clock, defaultNeededMs: 0, logger: { warn: () => {} } })
+    let quotaGone = false
+    const fake = await fakes.start({
+      dialect: 'openai',
+      reply: (r: RecordedRequest) =>
+        r.apiKey === 'sk-dead'
+          ? openAIErrors.authentication()
+          : quotaGone
+            ? { ...openAIErrors.insufficientQuota(), headers: { 'retry-after': '30' } }
+            : reply.text(`paid by ${r.apiKey}`),
+    })
+    const model = fakes.adapter(
+      openAICompatible({
+        baseURL: fake.baseURL,
+        apiKeys: ['sk-dead', 'sk-quota'],
+        model: 'gpt-4o-mini',
+      }),
+    )
+    using deadline = Deadline.after(15_000, { clock })
+    const first = await callModel({ models: [model], request, deadline, limits: { admission } })
+    expect(first.text).toBe('paid by sk-quota')
+    quotaGone = true
+    const refused = await callModel({
+      models: [model],
+      request,
+      deadline,
+      limits: { admission },
+    }).catch((e: unknown) => e)
+    // Before: ModelUnavailableError, its last cause KEYS_RETIRED.
+    expect(isRateLimited(refused)).toBe(true)
+    expect((refused as RateLimitedError).retryAfterMs).toBe(30_000)
+    expect(fake.requests.map((r) => r.apiKey)).toEqual(['sk-dead', 'sk-quota', 'sk-quota'])
   })
 
   it('a rejected key admission retires stays among those it decides on: its refusal names every key of the provider', async () => {

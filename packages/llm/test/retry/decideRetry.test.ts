@@ -284,11 +284,21 @@ describe('decideRetry: the earliest answer wins', () => {
     )
   })
 
-  it('a hint beyond the cap does not stop a retry on another key that is free now (known wait 0)', () => {
+  it('a hint beyond the cap does not stop a retry on another key that is free now (otherKeyFree)', () => {
     const day = error('rate_limited', { retryAfterMs: 86_400_000 })
-    expect(decideRetry({ error: day, attempt: 1, waitMs: 0 })).toMatchObject({
+    expect(decideRetry({ error: day, attempt: 1, waitMs: 0, otherKeyFree: true })).toMatchObject({
       action: 'retry',
       delayMs: 0,
+    })
+  })
+
+  it('a known wait of 0 alone does not lift the cap: the key just refused, cooled for 0 ms, is no other key', () => {
+    // Admission({ maxRetryAfterMs: 0 }) cools a key for 0 ms whatever the
+    // hint: its wait was 0, and the one key was sent 3 times.
+    const day = error('rate_limited', { retryAfterMs: 86_400_000 })
+    expect(decideRetry({ error: day, attempt: 1, waitMs: 0 })).toMatchObject({
+      action: 'fail',
+      reason: expect.stringMatching(/asked for 86400 s, beyond maxRetryAfterMs/),
     })
   })
 
