@@ -2,7 +2,9 @@ import { coreChannels } from './channels.js'
 import { type Clock, isClock, MAX_TIMER_MS, systemClock } from './clock.js'
 import { DeadlineExceededError } from './DeadlineExceededError.js'
 import { describeValue } from './describeValue.js'
+import { hearAbort } from './hearAbort.js'
 import { isAbortSignal } from './isAbortSignal.js'
+import { isolated } from './isolated.js'
 import { dueAt, firesExactly, wholeTimeout } from './ManualClock.js'
 import { optionError } from './optionError.js'
 import { type PlanEntry, type PlanOptions, SlicePlan, type SliceState } from './SlicePlan.js'
@@ -113,54 +115,6 @@ const EXPIRED_BY = Symbol.for('@hourglass/core.expiredBy.v1')
 const expiredByHolder = globalThis as { [EXPIRED_BY]?: WeakMap<object, Deadline> }
 expiredByHolder[EXPIRED_BY] ??= new WeakMap<object, Deadline>()
 const expiredBy: WeakMap<object, Deadline> = expiredByHolder[EXPIRED_BY]
-
-/**
- * The live deadlines following each external signal (the `signal` option),
- * heard through one `abort` listener per signal, added with the first of them
- * and removed with the last. A listener per deadline made a server that gives
- * one shutdown signal to every request's deadline warn "Possible EventTarget
- * memory leak detected. 11 abort listeners" (MaxListenersExceededWarning) at
- * 11 requests in flight; raising that signal's limit is its owner's call, not
- * ours. Weak: a signal nobody holds any more goes with its entry.
- */
-const followersOf = new WeakMap<AbortSignal, Followers>()
-
-interface Followers {
-  readonly signal: AbortSignal
-  readonly deadlines: Set<Deadline>
-  readonly listener: () => void
-}
-
-/** Cancel `deadline` with `signal`'s reason when it aborts (`signal` not yet aborted). */
-function follow(signal: AbortSignal, deadline: Deadline): Followers {
-  let followers = followersOf.get(signal)
-  if (followers === undefined) {
-    const deadlines = new Set<Deadline>()
-    const listener = () => {
-      followersOf.delete(signal)
-      // The live set, not a copy: each cancel takes its deadline out, and one
-      // released meanwhile (an onCancel that disposes another) is skipped, as
-      // a listener removed during the dispatch was.
-      for (const each of deadlines) each.cancel(signal.reason)
-    }
-    followers = { signal, deadlines, listener }
-    followersOf.set(signal, followers)
-    signal.addEventListener('abort', listener, { once: true })
-  }
-  followers.deadlines.add(deadline)
-  return followers
-}
-
-/** `deadline` no longer follows its signal: the listener goes with the last deadline on it. */
-function unfollow(followers: Followers, deadline: Deadline): void {
-  const { signal, deadlines, listener } = followers
-  deadlines.delete(deadline)
-  // Still registered (not the abort being dispatched, whose listener is gone already).
-  if (deadlines.size === 0 && followersOf.get(signal) === followers) {
-    followersOf.delete(signal)
-    signal.removeEventListener('abort', listener)
-  }
-}
 
 /**
  * @internal Record that `error`, made by code acting for `deadline` rather
@@ -300,7 +254,7 @@ type State = 'live' | 'expired' | 'cancelled'
  *
  * - A child never outlives its parent, and is aborted when the parent is.
  * - Resources (one timer, one entry in the parent's child set, one entry in
- *   the set of deadlines following an external signal, which holds one
+ *   the callers `hearAbort` holds for an external signal, heard through one
  *   listener on it for all of them) are released as soon as the deadline expires, is
  *   cancelled, or is disposed. `dispose()` releases without aborting. One
  *   exception: an `observe` deadline whose time ran out aborted nothing, so
@@ -356,8 +310,12 @@ export class Deadline {
   #doneListeners: Set<(reason: unknown) => void> | undefined
   #onExpire: ((deadline: Deadline) => void) | undefined
   #onCancel: ((deadline: Deadline, reason: unknown) => void) | undefined
-  // The deadlines following the external signal, this one among them (see `followersOf`).
-  #followed: Followers | undefined
+  // Stops hearing the external signal (the `signal` option). Through
+  // `hearAbort`: one `abort` listener for every deadline and every wait on
+  // that signal; a listener per deadline made a server that gives one
+  // shutdown signal to every request's deadline warn "Possible EventTarget
+  // memory leak detected. 11 abort listeners" at 11 requests in flight.
+  #offSignal: (() => void) | undefined
   // The last plan made on this deadline (see `lastPlanOf`). The last only:
   // a long-lived deadline making a plan per job must not keep them all.
   #lastPlan: SlicePlan | undefined
@@ -468,7 +426,7 @@ export class Deadline {
         this.cancel(external.reason)
         return
       }
-      this.#followed = follow(external, this)
+      this.#offSignal = hearAbort(external, () => this.cancel(external.reason))
     }
     if (this.#expiresAt <= now) this.#expire()
     else if (Number.isFinite(this.#expiresAt)) this.#arm(now)
@@ -870,9 +828,10 @@ export class Deadline {
   #release(): void {
     this.#clearTimer()
     if (this.parent) this.parent.#children?.delete(this)
-    if (this.#followed !== undefined) {
-      unfollow(this.#followed, this)
-      this.#followed = undefined
+    if (this.#offSignal !== undefined) {
+      const off = this.#offSignal
+      this.#offSignal = undefined
+      off()
     }
   }
 
@@ -936,20 +895,4 @@ function foreignChild(parent: unknown, ms: number, options: DeadlineOptions): De
   }
   const { parent: _parent, ...rest } = options
   return child.call(parent, ms, rest) as Deadline
-}
-
-/**
- * Call one listener so that its throw stops neither the other listeners nor
- * the abort of the children (a throw midway left work running and the
- * deadline half ended). The error is still uncaught, on the next tick: what
- * an `EventTarget` does with a throwing `abort` listener.
- */
-function isolated(fn: () => void): void {
-  try {
-    fn()
-  } catch (error) {
-    process.nextTick(() => {
-      throw error
-    })
-  }
 }

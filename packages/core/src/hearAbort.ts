@@ -1,14 +1,19 @@
+import { isolated } from './isolated.js'
+
 /**
- * The callers waiting on each signal (`wait`, and through it `untilEnded`
- * and `outcomeWithin`), heard through one `abort` listener per signal, added
- * with the first of them and removed with the last. A listener per wait made
- * a batch that shares one signal — `Promise.all(prompts.map((p) =>
- * call(p, { signal })))` backing off together after a 429, a queue worker's
- * jobs waiting under its shutdown signal — warn "Possible EventTarget memory
- * leak detected. 11 abort listeners" (MaxListenersExceededWarning) at 11
- * waits in flight; raising that signal's limit is its owner's call, not
- * ours. As a deadline's `signal` option is heard (`follow` in Deadline.ts).
- * Weak: a signal nobody holds any more goes with its entry.
+ * Everyone listening to each signal through `hearAbort` — a deadline's
+ * `signal` option, every `wait` (and through it `untilEnded` and
+ * `outcomeWithin`), an LLM call's attempts under its caller's `signal` —
+ * heard through one `abort` listener per signal, added with the first of
+ * them and removed with the last. A listener each made a batch that shares
+ * one signal — `Promise.all(prompts.map((p) => call(p, { signal })))`, a
+ * server giving one shutdown signal to every request's deadline, a queue
+ * worker's jobs waiting under its shutdown signal — warn "Possible
+ * EventTarget memory leak detected. 11 abort listeners"
+ * (MaxListenersExceededWarning) at 11 in flight; raising that signal's limit
+ * is its owner's call, not ours. One map for all of them: a map per kind put
+ * a listener per kind on a signal used by both. Weak: a signal nobody holds
+ * any more goes with its entry.
  */
 const hearersOf = new WeakMap<AbortSignal, Hearers>()
 
@@ -20,10 +25,13 @@ interface Hearers {
 
 /**
  * @internal Call `callback` when `signal` (not yet aborted) aborts; returns
- * the unsubscribe. Callers are called in the order they subscribed, each on
- * its own: one that throws is reported as uncaught on the next tick, as an
- * `EventTarget` reports a throwing listener, and stops none of the others.
- * Not exported from the package.
+ * the unsubscribe. Every caller on one signal shares one `abort` listener on
+ * it (see `hearersOf`), so use this, not `addEventListener`, for a signal a
+ * caller may share among many operations. Callers are called in the order
+ * they subscribed, each on its own: one that throws is reported as uncaught
+ * on the next tick, as an `EventTarget` reports a throwing listener, and
+ * stops none of the others. Exported for Hourglass's own packages; not part
+ * of the public API.
  */
 export function hearAbort(signal: AbortSignal, callback: () => void): () => void {
   let hearers = hearersOf.get(signal)
@@ -35,13 +43,7 @@ export function hearAbort(signal: AbortSignal, callback: () => void): () => void
       // skipped, as a listener removed during the dispatch is.
       for (const entry of callbacks) {
         callbacks.delete(entry)
-        try {
-          entry.callback()
-        } catch (error) {
-          process.nextTick(() => {
-            throw error
-          })
-        }
+        isolated(entry.callback)
       }
     }
     hearers = { callbacks, listener }

@@ -65,6 +65,7 @@ export {
   KNOWN_DEADLINE_SOURCES,
   STAINLESS_TIMEOUT_HEADER,
 } from './headerNames.js'
+export { hearAbort } from './hearAbort.js'
 export { isHeaderName, isHeaderValue, isVisibleAscii } from './httpField.js'
 export { isAbortSignal } from './isAbortSignal.js'
 export { isDeadline } from './isDeadline.js'

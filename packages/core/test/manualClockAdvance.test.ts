@@ -89,8 +89,8 @@ it('refuses a callback that is no function, and a start that is no finite number
 // computed as 0) is due again at the very time it ran: `advance` fired it for
 // ever, synchronously, and the test worker hung past every test timeout
 // (Node waits 1 ms for each, so in production it merely polls). It now gives
-// up after 10,000 such timers with time standing still, as vitest's fake
-// timers do (`loopLimit`); a finite chain of them still runs in the step.
+// up after 10,000 such timers with time standing still, with a RangeError; a
+// finite chain of them still runs in the step.
 it('refuses to spin for ever on a timer that re-arms itself with no delay, and still runs a finite chain of them', () => {
   const clock = new ManualClock()
   let polls = 0
@@ -119,6 +119,45 @@ it('refuses to spin for ever on a timer that re-arms itself with no delay, and s
   expect(seen).toEqual([5, 5, 5])
   expect(other.now()).toBe(10)
   expect(other.pendingTimers).toBe(0)
+})
+
+// `advance` rethrows the first error a callback threw in the step; the
+// RangeError of a timer spinning with no delay took its place and the error
+// was lost, though it is often why the poller never stops (its `ready()`
+// threw before it could). It is the RangeError's `cause`.
+it('gives up on a spinning timer with the error a callback threw earlier in the step as the RangeError’s cause', () => {
+  const clock = new ManualClock()
+  const broken = new Error('ready() failed')
+  clock.setTimeout(() => {
+    throw broken
+  }, 1)
+  const poll = () => {
+    clock.setTimeout(poll, 0)
+  }
+  clock.setTimeout(poll, 5)
+  let thrown: unknown
+  try {
+    clock.advance(100)
+  } catch (error) {
+    thrown = error
+  }
+  expect(thrown).toBeInstanceOf(RangeError)
+  expect((thrown as RangeError).cause).toBe(broken)
+
+  // No callback threw: no cause.
+  const other = new ManualClock()
+  const spin = () => {
+    other.setTimeout(spin, 0)
+  }
+  other.setTimeout(spin, 5)
+  let plain: unknown
+  try {
+    other.advance(100)
+  } catch (error) {
+    plain = error
+  }
+  expect(plain).toBeInstanceOf(RangeError)
+  expect(Object.hasOwn(plain as RangeError, 'cause')).toBe(false)
 })
 
 // The clock keeps its timers in a heap: a scan of them all per timer made

@@ -148,6 +148,48 @@ describe('wait: many at once on one signal', () => {
   })
 })
 
+describe('deadlines and waits on one signal', () => {
+  it('6 deadlines following a caller’s signal and 6 waits on it share one abort listener; its abort ends all 12 with its reason, deadlines first as they subscribed, and leaves none', async () => {
+    const clock = new ManualClock()
+    const controller = new AbortController()
+    const { signal } = controller
+    const order: string[] = []
+    const deadlines = Array.from({ length: 6 }, (_, i) =>
+      Deadline.after(1000, {
+        clock,
+        signal,
+        onCancel: () => {
+          order.push(`deadline ${String(i)}`)
+        },
+      }),
+    )
+    const waits = Array.from({ length: 6 }, (_, i) =>
+      wait(1000, { clock, signal }).finally(() => order.push(`wait ${String(i)}`)),
+    )
+    expect(getEventListeners(signal, 'abort')).toHaveLength(1)
+
+    const reason = new Error('shutting down')
+    controller.abort(reason)
+    const outcomes = await Promise.allSettled(waits)
+    expect(outcomes.every((o) => o.status === 'rejected' && o.reason === reason)).toBe(true)
+    expect(deadlines.every((d) => d.signal.aborted && d.signal.reason === reason)).toBe(true)
+    expect(order.slice(0, 6)).toEqual(deadlines.map((_, i) => `deadline ${String(i)}`))
+    expect(getEventListeners(signal, 'abort')).toHaveLength(0)
+    expect(clock.pendingTimers).toBe(0)
+
+    // A deadline disposed and a wait that ends on its own let go of it too.
+    const other = new AbortController()
+    const deadline = Deadline.after(1000, { clock, signal: other.signal })
+    const timed = wait(5, { clock, signal: other.signal })
+    expect(getEventListeners(other.signal, 'abort')).toHaveLength(1)
+    clock.advance(5)
+    expect(await timed).toBe('timer')
+    expect(getEventListeners(other.signal, 'abort')).toHaveLength(1)
+    deadline.dispose()
+    expect(getEventListeners(other.signal, 'abort')).toHaveLength(0)
+  })
+})
+
 describe('wait on a clock whose setTimeout returns no handle', () => {
   it('once aborted, its timer firing early later arms nothing more', async () => {
     const manual = new ManualClock()

@@ -1,4 +1,4 @@
-import { enforcedRemaining, fieldOf, isError, untilEnded, wait } from '@hourglass/core'
+import { enforcedRemaining, fieldOf, hearAbort, isError, untilEnded, wait } from '@hourglass/core'
 import { isClosedClient, isRefusedArgument } from '../adapters/classifyTransport.js'
 import {
   type ModelAdapter,
@@ -961,16 +961,21 @@ function streamedResponseId(received: StreamReceived | undefined): string | unde
   }
 }
 
-/** Aborts `controller` when `signal` does, with its reason; returns the unlink. */
+/**
+ * Aborts `controller` when `signal` does, with its reason; returns the
+ * unlink. Through core's `hearAbort`: every attempt of every call on one
+ * caller's signal shares one `abort` listener on it. A listener each made
+ * `Promise.all(prompts.map((p) => callModel({ ..., signal })))` warn
+ * "Possible EventTarget memory leak detected. 11 abort listeners"
+ * (MaxListenersExceededWarning) at 11 calls in flight.
+ */
 function follow(controller: AbortController, signal: AbortSignal | undefined): () => void {
   if (signal === undefined) return noop
   if (signal.aborted) {
     controller.abort(signal.reason)
     return noop
   }
-  const onAbort = () => controller.abort(signal.reason)
-  signal.addEventListener('abort', onAbort, { once: true })
-  return () => signal.removeEventListener('abort', onAbort)
+  return hearAbort(signal, () => controller.abort(signal.reason))
 }
 
 const noop = () => {}
