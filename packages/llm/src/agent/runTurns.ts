@@ -1,4 +1,11 @@
-import { type Deadline, errorCode, isInstance, optionError, untilEnded } from '@hourglass/core'
+import {
+  type Deadline,
+  errorCode,
+  hearAbort,
+  isInstance,
+  optionError,
+  untilEnded,
+} from '@hourglass/core'
 import { callDeadline, shadowAmbientIfFalse } from '../call/callDeadline.js'
 import { checkBounds } from '../call/checkBounds.js'
 import { nonFiniteIn } from '../call/nonFiniteIn.js'
@@ -547,11 +554,8 @@ class RunBounds {
       const source = this.#signal
       if (source !== undefined && !controller.signal.aborted) {
         if (source.aborted) controller.abort(source.reason)
-        else {
-          const follow = () => controller.abort(source.reason)
-          source.addEventListener('abort', follow, { once: true })
-          this.#unlink.push(() => source.removeEventListener('abort', follow))
-        }
+        // Through core's one listener per signal, for the same reason.
+        else this.#unlink.push(hearAbort(source, () => controller.abort(source.reason)))
       }
     }
     return this.#controller.signal

@@ -1,3 +1,4 @@
+import { hearAbort } from '@hourglass/core'
 import type { ChatResponse, StreamEvent } from '../types.js'
 
 /**
@@ -96,10 +97,13 @@ export function createModelStream(
       )
     }
   }
-  // Linked by hand, not with AbortSignal.any (it leaks on Node 20); unlinked when the call ends.
-  const onAbort = () => cancel(signal?.reason)
+  // Linked by hand, not with AbortSignal.any (it leaks on Node 20); unlinked
+  // when the call ends. Through core's one listener per signal: a listener
+  // per stream made 12 streams under one caller's signal warn
+  // MaxListenersExceededWarning.
+  let offAbort: (() => void) | undefined
   if (signal?.aborted) cancel(signal.reason)
-  else signal?.addEventListener('abort', onAbort, { once: true })
+  else if (signal) offAbort = hearAbort(signal, () => cancel(signal.reason))
   const sink: StreamSink = {
     push(event) {
       queue.push(event)
@@ -119,14 +123,14 @@ export function createModelStream(
   }
   const result = run(sink).then(
     (response) => {
-      signal?.removeEventListener('abort', onAbort)
+      offAbort?.()
       ended = true
       notify()
       unpark()
       return response
     },
     (error: unknown) => {
-      signal?.removeEventListener('abort', onAbort)
+      offAbort?.()
       ended = true
       failure = { error }
       notify()

@@ -260,6 +260,43 @@ describe('runTurns under one request deadline', () => {
   })
 })
 
+describe('runTurns under one caller signal', () => {
+  it('a dozen runs at once share one abort listener on the caller’s signal (one each warned of an EventTarget leak at 11); its abort still stops each', async () => {
+    const controller = new AbortController()
+    let started = 0
+    let allStarted!: () => void
+    const twelve = new Promise<void>((resolve) => {
+      allStarted = resolve
+    })
+    const signals: AbortSignal[] = []
+    const runs = Array.from({ length: 12 }, (_, i) =>
+      runTurns({
+        operationId: `fan-out-signal-${i}`,
+        messages: [{ role: 'user', content: 'hi' }],
+        tools: {},
+        store: new MemorySideEffectStore(),
+        deadline: false,
+        signal: controller.signal,
+        call: (_messages, { signal }) => {
+          signals.push(signal)
+          if (++started === 12) allStarted()
+          return new Promise<ChatResponse>(() => {})
+        },
+      }),
+    )
+    await twelve
+    expect(getEventListeners(controller.signal, 'abort')).toHaveLength(1)
+    const reason = new Error('the user left')
+    controller.abort(reason)
+    expect(signals.map((s) => s.reason)).toEqual(Array(12).fill(reason))
+    const settled = await Promise.allSettled(runs)
+    expect(settled.map((r) => (r.status === 'rejected' ? r.reason : r.status))).toEqual(
+      Array(12).fill(reason),
+    )
+    expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0)
+  })
+})
+
 describe('runTurns({ deadline: false })', () => {
   it('is none through the whole run, as in core: under a spent ambient deadline the tool runs once, its calls unbounded', async () => {
     const spent = Deadline.after(0)

@@ -49,43 +49,49 @@ describe('cleanup', () => {
     expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0)
   })
 
-  it('12 calls in flight under one caller’s signal: one abort listener on it, no MaxListenersExceededWarning; its abort ends all 12 and leaves none', async () => {
-    const warnings: Error[] = []
-    const onWarning = (warning: Error) => warnings.push(warning)
-    process.on('warning', onWarning)
-    try {
-      const fake = await fakes.start({ dialect: 'openai', reply: reply.hang() })
-      const model = fakes.adapter(
-        openAICompatible({ baseURL: fake.baseURL, apiKey: 'sk', model: 'gpt-4o' }),
-      )
-      const controller = new AbortController()
-      // A batch sent together under the one signal its caller gave it.
-      const calls = Array.from({ length: 12 }, (_, i) =>
-        callModel({
-          models: [model],
-          request: { messages: [user(`prompt ${String(i)}`)], maxTokens: 8 },
-          signal: controller.signal,
-          limits: { admission: false },
-          retry: { budgets: false },
-        }),
-      )
-      await fake.waitForRequests(12)
-      // process.emitWarning's 'warning' event comes on a later tick.
-      await new Promise((resolve) => setImmediate(resolve))
-      expect(warnings.map((w) => w.name)).toEqual([])
-      expect(getEventListeners(controller.signal, 'abort')).toHaveLength(1)
+  it.each([false, true])(
+    '12 calls in flight under one caller’s signal (stream: %s): one abort listener on it, no MaxListenersExceededWarning; its abort ends all 12 and leaves none',
+    async (stream) => {
+      const warnings: Error[] = []
+      const onWarning = (warning: Error) => warnings.push(warning)
+      process.on('warning', onWarning)
+      try {
+        const fake = await fakes.start({ dialect: 'openai', reply: reply.hang() })
+        const model = fakes.adapter(
+          openAICompatible({ baseURL: fake.baseURL, apiKey: 'sk', model: 'gpt-4o' }),
+        )
+        const controller = new AbortController()
+        // A batch sent together under the one signal its caller gave it.
+        const calls = Array.from({ length: 12 }, (_, i) => {
+          const options = {
+            models: [model],
+            signal: controller.signal,
+            limits: { admission: false as const },
+            retry: { budgets: false as const },
+          }
+          const messages = [user(`prompt ${String(i)}`)]
+          return stream
+            ? callModel({ ...options, request: { messages, maxTokens: 8, stream: true } }).result
+            : callModel({ ...options, request: { messages, maxTokens: 8 } })
+        })
+        await fake.waitForRequests(12)
+        // process.emitWarning's 'warning' event comes on a later tick.
+        await new Promise((resolve) => setImmediate(resolve))
+        expect(warnings.map((w) => w.name)).toEqual([])
+        expect(getEventListeners(controller.signal, 'abort')).toHaveLength(1)
 
-      const reason = new Error('user left')
-      controller.abort(reason)
-      const outcomes = await Promise.allSettled(calls)
-      expect(outcomes.every((o) => o.status === 'rejected' && o.reason === reason)).toBe(true)
-      expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0)
-      await new Promise((resolve) => setImmediate(resolve))
-      expect(warnings.map((w) => w.name)).toEqual([])
-    } finally {
-      process.off('warning', onWarning)
-    }
-  })
+        const reason = new Error('user left')
+        controller.abort(reason)
+        const outcomes = await Promise.allSettled(calls)
+        expect(outcomes.every((o) => o.status === 'rejected' && o.reason === reason)).toBe(true)
+        expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0)
+        await new Promise((resolve) => setImmediate(resolve))
+        expect(warnings.map((w) => w.name)).toEqual([])
+      } finally {
+        process.off('warning', onWarning)
+      }
+    },
+  )
 
   it('the caller’s abort ends a retry wait at once, with the caller’s reason', async () => {
     const fake = await fakes.start({
