@@ -200,7 +200,7 @@ export interface ChatResponse {
    * charges it by estimate. An adapter of your own may leave it unset.
    */
   usageReported?: false | undefined
-  /** The provider's request id header (`x-request-id`, Anthropic's `request-id`, DeepSeek's `x-ds-trace-id`), for support tickets. */
+  /** The provider's request id header (`x-request-id`, Anthropic's `request-id`, DeepSeek's `x-ds-trace-id` — on its Anthropic route too), for support tickets. */
   providerRequestId?: string | undefined
   /**
    * The backend configuration that answered (OpenAI's `system_fingerprint`),

@@ -3,7 +3,7 @@ import { createFetch, type DeadlineDispatchOptions, type HourglassFetch } from '
 import { request as undiciRequest } from 'undici'
 import { StreamCollector } from '../call/StreamCollector.js'
 import { unwritableToolCall } from '../dialects/blocks.js'
-import type { Dialect } from '../dialects/Dialect.js'
+import { type Dialect, readRequestId } from '../dialects/Dialect.js'
 import { headerValue } from '../dialects/errorHeaders.js'
 import { isNoAnswer } from '../dialects/noAnswer.js'
 import { MAX_JSON_BODY_CHARS, parseAnswerJson, parseJson } from '../dialects/safeJson.js'
@@ -491,10 +491,7 @@ export function createAdapter(
     )
     for await (const event of events) collector.add(event)
     if (collector.empty) return noAnswer(res, 'reply is a stream with', usageSoFar())
-    const requestId =
-      dialect.requestIdHeader === undefined
-        ? undefined
-        : headerValue(res.headers, dialect.requestIdHeader)
+    const requestId = readRequestId(res.headers, dialect.requestIdHeader)
     const response = collector.response(name, model, requestId)
     // A tool call too deep to write again: an answer that cannot be read, as
     // the JSON answer's (`unreadable`): not resent to this model.
@@ -559,10 +556,7 @@ export function createAdapter(
               ok: true,
               status: res.statusCode,
               ...streamOf(bodyOfText(text), dialectFor(send), send, context(send), maxStreamBytes),
-              providerRequestId:
-                dialect.requestIdHeader === undefined
-                  ? undefined
-                  : headerValue(res.headers, dialect.requestIdHeader),
+              providerRequestId: readRequestId(res.headers, dialect.requestIdHeader),
             }
           }
           const answer = answerOf(res, send, text)
@@ -590,10 +584,7 @@ export function createAdapter(
           ok: true,
           status: res.statusCode,
           ...streamOf(res.body, dialectFor(send), send, context(send), maxStreamBytes),
-          providerRequestId:
-            dialect.requestIdHeader === undefined
-              ? undefined
-              : headerValue(res.headers, dialect.requestIdHeader),
+          providerRequestId: readRequestId(res.headers, dialect.requestIdHeader),
         }
       })
     },

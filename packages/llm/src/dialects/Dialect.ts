@@ -1,7 +1,7 @@
 import type { SseMessage } from '../sse/SseFrame.js'
 import type { ChatRequest, ChatResponse, NormalizedError, StreamEvent, Usage } from '../types.js'
 import type { ErrorInput, StreamErrorInput } from './ErrorInput.js'
-import type { HeaderInput } from './errorHeaders.js'
+import { type HeaderInput, headerValue } from './errorHeaders.js'
 
 /** What to send: a path relative to the provider's base URL, a JSON body, extra headers. */
 export interface BuiltRequest {
@@ -89,9 +89,12 @@ export interface Dialect {
    * The response header that carries the provider's request id
    * (`x-request-id`, Anthropic's `request-id`, DeepSeek's `x-ds-trace-id`), read into
    * `providerRequestId` for whole and streamed answers alike; undefined when
-   * the provider sends none.
+   * the provider sends none. A list is read in order, the first one sent
+   * wins (`readRequestId`): one wire serves several hosts — DeepSeek's
+   * Anthropic route answers `x-ds-trace-id`, a proxy in front of DeepSeek
+   * `x-request-id`.
    */
-  readonly requestIdHeader?: string | undefined
+  readonly requestIdHeader?: string | readonly string[] | undefined
   /** The headers that carry an API key, in this provider's spelling. */
   authHeaders(apiKey: string): Record<string, string>
   /** Parses a successful (non-streaming) body: a string or already-parsed JSON. */
@@ -100,4 +103,21 @@ export interface Dialect {
   /** `undefined` means success. */
   normalizeError(input: ErrorInput): NormalizedError | undefined
   normalizeStreamError(frame: StreamErrorInput): NormalizedError | undefined
+}
+
+/**
+ * The provider's request id among `headers`: the first of `names`
+ * (`Dialect.requestIdHeader`, one name or a list in order) that was sent.
+ */
+export function readRequestId(
+  headers: HeaderInput | undefined,
+  names: string | readonly string[] | undefined,
+): string | undefined {
+  if (names === undefined) return undefined
+  if (typeof names === 'string') return headerValue(headers, names)
+  for (const name of names) {
+    const value = headerValue(headers, name)
+    if (value !== undefined) return value
+  }
+  return undefined
 }

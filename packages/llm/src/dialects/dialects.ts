@@ -1,7 +1,7 @@
 import type { ChatRequest, NormalizedError } from '../types.js'
 import { normalizeAnthropicError, normalizeAnthropicStreamError } from './anthropic/errors.js'
 import { buildAnthropicRequest } from './anthropic/request.js'
-import { parseAnthropicResponse } from './anthropic/response.js'
+import { ANTHROPIC_REQUEST_ID_HEADERS, parseAnthropicResponse } from './anthropic/response.js'
 import { createAnthropicStreamParser } from './anthropic/stream.js'
 import type { Dialect, DialectName } from './Dialect.js'
 import { normalizeDoubaoError, normalizeDoubaoStreamError } from './doubao/errors.js'
@@ -22,6 +22,15 @@ import { normalizeQwenError, normalizeQwenStreamError } from './qwen/errors.js'
 import { refuseDeepSeekFields } from './refuseDeepSeekFields.js'
 
 /**
+ * DeepSeek's answers name themselves by `x-ds-trace-id` (api.deepseek.com
+ * sends no `x-request-id`); a proxy in front of it may send `x-request-id` alone.
+ */
+const DEEPSEEK_REQUEST_ID_HEADERS: readonly string[] = Object.freeze([
+  'x-ds-trace-id',
+  'x-request-id',
+])
+
+/**
  * The OpenAI-compatible providers share OpenAI's translation; only their
  * errors differ, which is where production incidents hide.
  */
@@ -32,8 +41,8 @@ function openAICompatible(
   refuseFields?: (request: ChatRequest) => void,
 ): Dialect {
   const maxTokensField = name === 'openai' ? 'max_completion_tokens' : 'max_tokens'
-  // DeepSeek names its answers by `x-ds-trace-id` and sends no `x-request-id`.
-  const requestIdHeader = name === 'deepseek' ? 'x-ds-trace-id' : 'x-request-id'
+  const requestIdHeader: string | readonly string[] =
+    name === 'deepseek' ? DEEPSEEK_REQUEST_ID_HEADERS : 'x-request-id'
   return {
     name,
     wire: 'openai',
@@ -74,7 +83,8 @@ export const dialects: Readonly<Record<DialectName, Dialect>> = Object.freeze({
   anthropic: {
     name: 'anthropic',
     wire: 'anthropic',
-    requestIdHeader: 'request-id',
+    // DeepSeek's Anthropic route names its answers by `x-ds-trace-id` alone.
+    requestIdHeader: ANTHROPIC_REQUEST_ID_HEADERS,
     buildRequest: buildAnthropicRequest,
     authHeaders: (apiKey) => ({ 'x-api-key': apiKey }),
     parseResponse: parseAnthropicResponse,

@@ -92,6 +92,44 @@ describe('streams', () => {
     expect((await stream.result).providerRequestId).toMatch(/^[0-9a-f]{32}$/)
   })
 
+  // DeepSeek's Anthropic-compatible route (`anthropic({ baseURL:
+  // 'https://api.deepseek.com/anthropic' })`) names its answers by
+  // `x-ds-trace-id` too, and sends no `request-id`: read as Anthropic's, none.
+  it("anthropic() against DeepSeek's Anthropic route carries its x-ds-trace-id, whole or streamed", async () => {
+    const fake = await fakes.start({ dialect: 'deepseek', reply: reply.text('hi') })
+    const model = fakes.adapter(
+      anthropic({ baseURL: `${fake.baseURL}/anthropic`, apiKey: 'sk', model: 'deepseek-chat' }),
+    )
+    const whole = await callModel({ models: [model], request: { ...request, stream: false } })
+    const stream = callModel({ models: [model], request })
+    await drain(stream)
+    expect(whole.providerRequestId).toMatch(/^[0-9a-f]{32}$/)
+    expect((await stream.result).providerRequestId).toMatch(/^[0-9a-f]{32}$/)
+  })
+
+  // A proxy in front of DeepSeek (or a host that serves its API) may name
+  // the answer by `x-request-id` alone: the deepseek dialect read only
+  // `x-ds-trace-id`, and lost it.
+  it('the deepseek dialect still reads x-request-id when no x-ds-trace-id came', async () => {
+    const fake = await fakes.start({
+      dialect: 'openai',
+      reply: reply.text('hi', { headers: { 'x-request-id': 'req_proxy' } }),
+    })
+    const model = fakes.adapter(
+      openAICompatible({
+        dialect: 'deepseek',
+        baseURL: fake.baseURL,
+        apiKey: 'sk',
+        model: 'deepseek-chat',
+      }),
+    )
+    const whole = await callModel({ models: [model], request: { ...request, stream: false } })
+    const stream = callModel({ models: [model], request })
+    await drain(stream)
+    expect(whole.providerRequestId).toBe('req_proxy')
+    expect((await stream.result).providerRequestId).toBe('req_proxy')
+  })
+
   it('a stream cut after the first token is not resent: one request, StreamInterruptedError with the partial text', async () => {
     const fake = await fakes.start({
       dialect: 'anthropic',

@@ -32,6 +32,7 @@ import type {
   TextReply,
 } from './types.js'
 import { anthropicMessages } from './wire/anthropicMessages.js'
+import type { FinishingToken } from './wire/geminiGenerate.js'
 import { geminiJsonArray } from './wire/geminiJsonArray.js'
 import { stringifyWithRaw } from './wire/RawJson.js'
 import type { Frame, WireFormat } from './wire/WireFormat.js'
@@ -350,13 +351,22 @@ async function firstTokenWait(ctx: ReplyContext, reply: TextReply, sse: boolean)
  * that finishes the answer — an `afterTokens` at or past the answer's length
  * puts the error in its place, not after a complete answer (`[DONE]`,
  * `message_stop`), which a "mid-stream error → retry" test would pass
- * without ever seeing a broken stream.
+ * without ever seeing a broken stream. A finishing frame that carries the
+ * last token too (Gemini's last text) goes out as it would mid-answer.
  */
 function upToTokens(frames: Frame[], count: number): Frame[] {
   const kept: Frame[] = []
   let tokens = 0
   for (const frame of frames) {
-    if (frame.finish === true) break
+    if (frame.finish === true) {
+      const { unfinished } = frame as Partial<FinishingToken>
+      if (unfinished !== undefined && frame.token === true && tokens < count) {
+        // A replacer function: the chunk's text may hold `$&`, which a string replacement reads.
+        const text = frame.text.replace(unfinished.finished, () => unfinished.sent)
+        kept.push({ text, token: true })
+      }
+      break
+    }
     if (frame.token === true) {
       if (tokens === count) break
       tokens++

@@ -438,10 +438,11 @@ describe('the tokens that write a stop sequence take their time', () => {
   // What the client has read at each token's time, step by step as
   // `expected` says (0 ms, then 100 ms a token). Where a wire closes the
   // text before its finish (Anthropic's `content_block_stop`), or carries
-  // the last text in its finish (ERNIE's `is_end` chunk did), the stop's
-  // token went after that frame: the text's end announced a token early, or
-  // the last text held back a token's time.
-  const stepped = async (dialect: 'anthropic' | 'ernie', expected: string[][]) => {
+  // the last text in its finish (ERNIE's `is_end` chunk did; Gemini's last
+  // text chunk carries its STOP), the stop's token went after that frame:
+  // the text's end announced a token early, or the last text held back a
+  // token's time.
+  const stepped = async (dialect: 'anthropic' | 'ernie' | 'gemini', expected: string[][]) => {
     const clock = new ManualClock()
     await using paced = await startFakeProvider({ dialect, clock, honourOutputLimits: true })
     paced.enqueue(reply.text('one two STOP rest', { firstTokenDelayMs: 100, tokenDelayMs: 100 }))
@@ -451,11 +452,17 @@ describe('the tokens that write a stop sequence take their time', () => {
           { stream: true, stop_sequences: [' STOP'] },
           { model: 'claude-sonnet-4-5', maxTokens: 100 },
         )
-      : fetch(`${paced.url}/rpc/2.0/ai_custom/v1/wenxinworkshop/chat/ernie-4.0-8k`, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json' },
-          body: JSON.stringify({ messages: [], stream: true, stop: [' STOP'] }),
-        }))
+      : dialect === 'ernie'
+        ? fetch(`${paced.url}/rpc/2.0/ai_custom/v1/wenxinworkshop/chat/ernie-4.0-8k`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json' },
+            body: JSON.stringify({ messages: [], stream: true, stop: [' STOP'] }),
+          })
+        : fetch(`${paced.url}/models/gemini-2.5-flash:streamGenerateContent?alt=sse`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json' },
+            body: JSON.stringify({ contents: [], generationConfig: { stopSequences: [' STOP'] } }),
+          }))
     const read: string[] = []
     const parser = createParser({
       onEvent: (e) => {
@@ -463,10 +470,17 @@ describe('the tokens that write a stop sequence take their time', () => {
           delta?: { text?: string }
           result?: string
           is_end?: boolean
+          candidates?: { content: { parts?: { text: string }[] }; finishReason?: string }[]
         }
         if (dialect === 'ernie')
           read.push(data.is_end === true ? `end ${data.result}` : `${data.result}`)
-        else read.push(data.delta?.text ?? `${e.event}`)
+        else if (dialect === 'gemini') {
+          const [candidate] = data.candidates ?? []
+          const text = candidate?.content.parts?.map((p) => p.text).join('') ?? ''
+          read.push(
+            candidate?.finishReason === undefined ? text : `${candidate.finishReason} ${text}`,
+          )
+        } else read.push(data.delta?.text ?? `${e.event}`)
       },
     })
     const decoder = new TextDecoder()
@@ -502,6 +516,14 @@ describe('the tokens that write a stop sequence take their time', () => {
   it("ernie: the last text arrives on time, the is_end chunk (result '') a token's time after it", async () => {
     const timeline = [[], ['one'], [' two'], ['end ']]
     expect(await stepped('ernie', timeline)).toEqual(timeline)
+  })
+
+  // A Gemini text answer that stops ends on its last text — but a stop
+  // sequence's tokens come after the last text sent: ` two` went out with
+  // the STOP, a token's time late.
+  it("gemini: the last text arrives on time, the STOP chunk (no parts) a token's time after it", async () => {
+    const timeline = [[], ['one'], [' two'], ['STOP ']]
+    expect(await stepped('gemini', timeline)).toEqual(timeline)
   })
 })
 

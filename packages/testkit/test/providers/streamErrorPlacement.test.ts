@@ -67,23 +67,44 @@ describe('a stream error scripted at or past the end of the answer', () => {
     },
   )
 
-  it('Gemini: no chunk with a finishReason before the error', async () => {
-    fake = await startFakeProvider({
-      dialect: 'gemini',
-      reply: reply.text('Hi', { streamError: { afterTokens: 4, body: { error: { code: 503 } } } }),
-    })
-    const res = await fetch(
-      `${fake.baseURL}/models/gemini-2.5-flash:streamGenerateContent?alt=sse`,
-      {
-        method: 'POST',
-        headers: { 'x-goog-api-key': 'k' },
-        body: JSON.stringify({ contents: [{ role: 'user', parts: [{ text: 'x' }] }] }),
-      },
-    )
-    const sse = await readSse(res)
-    expect(sse.raw).not.toContain('finishReason')
-    expect(JSON.parse(sse.events.at(-1)!.data)).toEqual({ error: { code: 503 } })
-  })
+  // A Gemini text answer that stops ends on its last text, which carries the
+  // STOP: cut there, that text goes out as a chunk of the unfinished answer
+  // (no finishReason, the running usage). It was not sent at all: `Hi`
+  // with `afterTokens: 1` sent the error alone, where OpenAI's sends `Hi`.
+  it.each([
+    ['alt=sse', 4],
+    ['alt=sse', 1],
+    ['JSON array', 2],
+  ] as const)(
+    'Gemini (%s, afterTokens %i): as many texts as tokens, no finishReason, then the error',
+    async (form, afterTokens) => {
+      fake = await startFakeProvider({
+        dialect: 'gemini',
+        reply: reply.text('Hi there', {
+          streamError: { afterTokens, body: { error: { code: 503 } } },
+        }),
+      })
+      const res = await fetch(
+        `${fake.baseURL}/models/gemini-2.5-flash:streamGenerateContent${form === 'alt=sse' ? '?alt=sse' : ''}`,
+        {
+          method: 'POST',
+          headers: { 'x-goog-api-key': 'k' },
+          body: JSON.stringify({ contents: [{ role: 'user', parts: [{ text: 'x' }] }] }),
+        },
+      )
+      type Chunk = { candidates?: { content: { parts?: { text: string }[] } }[] }
+      const raw = form === 'alt=sse' ? (await readSse(res)).events.map((e) => e.data) : undefined
+      const chunks = (raw?.map((d) => JSON.parse(d)) ?? (await res.json())) as Chunk[]
+      const text = chunks.flatMap((c) => c.candidates?.[0]?.content.parts ?? []).map((p) => p.text)
+      expect(text).toEqual(['Hi', ' there'].slice(0, afterTokens))
+      expect(JSON.stringify(chunks)).not.toContain('finishReason')
+      expect(chunks.at(-1)).toEqual({ error: { code: 503 } })
+      expect(fake.requests[0]).toMatchObject({
+        outcome: 'stream-error',
+        tokensSent: Math.min(afterTokens, 2),
+      })
+    },
+  )
 
   it('an error within the answer still comes after exactly that many tokens', async () => {
     fake = await startFakeProvider({

@@ -9,8 +9,7 @@ import {
   usageOf,
   withUsageDetails,
 } from '../blocks.js'
-import type { ResponseMeta } from '../Dialect.js'
-import { headerValue } from '../errorHeaders.js'
+import { type ResponseMeta, readRequestId } from '../Dialect.js'
 import { markNoAnswer } from '../noAnswer.js'
 import { EACH, rawJsonValues } from '../rawJsonValues.js'
 import { rewritesAnInteger } from '../roundedByParsing.js'
@@ -73,6 +72,16 @@ export function anthropicUsageReported(usage: unknown, outputTokens?: unknown): 
 }
 
 /**
+ * The headers an answer on Anthropic's wire names itself by, in order:
+ * Anthropic's `request-id`; DeepSeek's Anthropic route
+ * (api.deepseek.com/anthropic) sends no `request-id`, only `x-ds-trace-id`.
+ */
+export const ANTHROPIC_REQUEST_ID_HEADERS: readonly string[] = Object.freeze([
+  'request-id',
+  'x-ds-trace-id',
+])
+
+/**
  * Messages API body (its text, or that parsed) → normalised response.
  * `redacted_thinking` is kept as empty thinking, `redacted`, its `data` as
  * the signature. A `tool_use` whose `input` holds an integer that parsing
@@ -80,7 +89,11 @@ export function anthropicUsageReported(usage: unknown, outputTokens?: unknown): 
  * written with other digits) keeps the text as written as `rawArguments` (`rawJsonValues`),
  * as the same answer streamed does, when the text is at hand.
  */
-export function parseAnthropicResponse(body: unknown, meta: ResponseMeta = {}): ChatResponse {
+export function parseAnthropicResponse(
+  body: unknown,
+  meta: ResponseMeta = {},
+  requestIdHeader: string | readonly string[] = ANTHROPIC_REQUEST_ID_HEADERS,
+): ChatResponse {
   const text = typeof body === 'string' ? body : meta.text
   const json = typeof body === 'string' ? parseAnswerJson(body) : body
   const blocks = get(json, 'content')
@@ -120,7 +133,7 @@ export function parseAnthropicResponse(body: unknown, meta: ResponseMeta = {}): 
       })
     }
   }
-  const requestId = headerValue(meta.headers, 'request-id')
+  const requestId = readRequestId(meta.headers, requestIdHeader)
   const usage = get(json, 'usage')
   const tier = anthropicServiceTier(usage)
   const reason = get(json, 'stop_reason')

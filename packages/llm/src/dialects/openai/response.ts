@@ -17,9 +17,8 @@ import {
   usageOf,
   withUsageDetails,
 } from '../blocks.js'
-import type { ResponseMeta } from '../Dialect.js'
+import { type ResponseMeta, readRequestId } from '../Dialect.js'
 import { EMPTY_ARGUMENTS, isEmptyArguments } from '../emptyToolArguments.js'
-import { headerValue } from '../errorHeaders.js'
 import { GeneratedCallIds } from '../GeneratedCallIds.js'
 import { markNoAnswer } from '../noAnswer.js'
 import { asArray, get, getRecord, getString, parseAnswerJson } from '../safeJson.js'
@@ -90,7 +89,7 @@ export function parseOpenAIResponse(
   body: unknown,
   meta: ResponseMeta = {},
   provider = 'openai',
-  requestIdHeader = 'x-request-id',
+  requestIdHeader: string | readonly string[] = 'x-request-id',
 ): ChatResponse {
   const json = typeof body === 'string' ? parseAnswerJson(body) : body
   const choice = asArray(get(json, 'choices'))[0]
@@ -140,7 +139,7 @@ export function parseOpenAIResponse(
     // its name reads the same (`markUnfinished`).
     content.push(blank ? markUnfinished(block) : block)
   }
-  const requestId = headerValue(meta.headers, requestIdHeader)
+  const requestId = readRequestId(meta.headers, requestIdHeader)
   const refused = refusalOf(content)
   const usage = getRecord(json, 'usage')
   const response: ChatResponse = {

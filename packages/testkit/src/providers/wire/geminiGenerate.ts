@@ -51,8 +51,13 @@ export const geminiGenerate: WireFormat = {
     // generated up to it), capped by the final counts a reply may set.
     let thoughts = 0
     let candidates = 0
+    const chunkJson = (parts: unknown[], last: boolean, logprobs?: unknown): string =>
+      stringifyWithRaw(
+        response(plan, parts, last ? final : runningUsage(plan, thoughts, candidates), logprobs),
+      )
+    const event = (json: string) => `data: ${json}\r\n\r\n`
     const chunk = (parts: unknown[], last: boolean, logprobs?: unknown): string =>
-      `data: ${stringifyWithRaw(response(plan, parts, last ? final : runningUsage(plan, thoughts, candidates), logprobs))}\r\n\r\n`
+      event(chunkJson(parts, last, logprobs))
     // Gemini sends a function call whole, in one chunk; the first one is
     // signed. Without one, the last part the model streams is.
     const calls = wholeCalls(plan).map(functionCallPart)
@@ -82,9 +87,15 @@ export const geminiGenerate: WireFormat = {
     // finishing chunk's parts for empty — and dropped the answer's last
     // words — passed against it only. That closing chunk stays where Gemini
     // sends one: after `MAX_TOKENS` ("the content would be empty", ibid.),
-    // with the function calls, and a safety block's.
+    // with the function calls, and a safety block's. And after a stop
+    // sequence: its tokens are generated after the last text sent, before
+    // the finish (withStopTokens), so the last text cannot carry the STOP
+    // without waiting for them — it went out a token's time late each.
     const endsOnText =
-      plan.textTokens.length > 0 && calls.length === 0 && plan.finishReason === 'stop'
+      plan.textTokens.length > 0 &&
+      calls.length === 0 &&
+      plan.finishReason === 'stop' &&
+      (plan.unsentStopTokens ?? 0) === 0
     plan.textTokens.forEach((t, i) => {
       candidates = Math.min(candidates + 1, final.candidatesTokenCount ?? 0)
       const part: Record<string, unknown> = { text: t }
@@ -92,9 +103,17 @@ export const geminiGenerate: WireFormat = {
       if (last && signature !== undefined) part['thoughtSignature'] = signature
       // Each chunk's `logprobsResult` holds the steps of its own tokens.
       const logprobs = logprobsResult(plan, [t], i)
+      const sent = chunkJson([part], false, logprobs)
       if (last && endsOnText) {
-        frames.push({ text: chunk([part], true, logprobs), token: true, finish: true })
-      } else frames.push({ text: chunk([part], false, logprobs), token: true })
+        const finished = chunkJson([part], true, logprobs)
+        const frame: FinishingToken = {
+          text: event(finished),
+          token: true,
+          finish: true,
+          unfinished: { finished, sent },
+        }
+        frames.push(frame)
+      } else frames.push({ text: event(sent), token: true })
     })
     if (endsOnText) return frames
     // A signature with no part to ride on (thoughts not sent, no text): an empty text part.
@@ -113,6 +132,19 @@ export const geminiGenerate: WireFormat = {
   errorFrame(error) {
     return `data: ${JSON.stringify(error.body)}\r\n\r\n`
   },
+}
+
+/**
+ * A frame that carries the answer's last token and its finish at once
+ * (Gemini's last text chunk, with its STOP). A stream an error breaks never
+ * finishes, yet its last token must go out: `unfinished` says how, the
+ * frame's `finished` JSON (inside an `alt=sse` event or as a JSON array's
+ * element alike) replaced by the chunk `sent` mid-answer — no
+ * finishReason, the running usage. Without it the error took the last
+ * text's place: fewer tokens than `afterTokens` went out.
+ */
+export interface FinishingToken extends Frame {
+  readonly unfinished: { readonly finished: string; readonly sent: string }
 }
 
 /**
