@@ -104,6 +104,8 @@ export {
 } from './channels.js'
 // Provider dialects and SSE
 export type { Dialect, DialectName } from './dialects/Dialect.js'
+// A dialect's request id among a response's headers (`requestIdHeader` is one name or a list).
+export { readRequestId } from './dialects/Dialect.js'
 export { dialects } from './dialects/dialects.js'
 export { looksLikeWebPage } from './dialects/looksLikeWebPage.js'
 // Which assistant turns of OpenAI-shaped messages are a tool loop's (DeepSeek wants their thinking back).

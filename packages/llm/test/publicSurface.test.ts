@@ -63,6 +63,7 @@ describe('the public surface of @hourglass/llm', () => {
         'openAICompatible',
         'providerText',
         'quoted',
+        'readRequestId',
         'retryDelay',
         'runTurns',
         'setDefaultAdmission',
