@@ -24,7 +24,9 @@ export type Admitted =
     }
 
 /**
- * Admission for one attempt on `adapter`, `later` being the models after it.
+ * Admission for one attempt on `adapter`, `later` being the models after it,
+ * `refusedKeys` the keys this call saw refused (tried after the others:
+ * `targetOf`).
  * A cooling model is waited for only while it is still expected to answer no
  * later than the earliest of the others (its wait plus its recent latency
  * against theirs; a model without history is assumed to answer at once) and
@@ -37,11 +39,11 @@ export async function admit(
   request: ChatRequest,
   later: readonly ModelAdapter[],
   stream: boolean,
-  rejectedKeys?: ReadonlySet<string> | undefined,
+  refusedKeys?: ReadonlySet<string> | undefined,
 ): Promise<Admitted> {
   const { admission, deadline, signal } = state
   if (admission === undefined) return { kind: 'send', permit: undefined, waited: undefined }
-  const here = outlookOf(state, adapter, rejectedKeys)
+  const here = outlookOf(state, adapter, refusedKeys)
   // A fallback that cannot build the request is left out only while this
   // model is cooling or its limits window is known full (a wait is in
   // view): a healthy call builds no fallback's request before each attempt.
@@ -54,8 +56,8 @@ export async function admit(
       ? undefined
       : Math.max(0, Math.ceil(expectedMs(next)) - (here.latencyMs ?? 0))
   const maxWaitMs = waitWorth()
-  // Not the keys this call saw rejected: the permit's key is the one sent.
-  const target = targetOf(adapter, rejectedKeys, admission)
+  // The keys this call saw refused last: the permit's key is the one sent.
+  const target = targetOf(adapter, refusedKeys)
   // The time the attempt needs once admitted: what admission expects (the
   // provider's recent latency, else its `defaultNeededMs`), and never less
   // than `retry.minAttemptMs`, the caller's floor — a cooldown that leaves

@@ -23,6 +23,8 @@ export interface LeftForSooner {
   /** Whether its one `resendAfterFirstTokenTimeout` resend was used. */
   resent: boolean
   rejectedKeys: ReadonlySet<string>
+  /** The keys a rate limit refused in the call, the longest ago first (tried after the others). */
+  limitedKeys: ReadonlySet<string>
   /** The failure it was left after; undefined when admission refused it before an attempt. */
   error: ProviderError | undefined
   /** Whether that failure was retryable as the policy read it (a first-token timeout's resend). */
@@ -53,7 +55,7 @@ export function returnWaitMs(
   const budget = state.options.limits?.budget ?? undefined
   if (budget !== undefined && !affordable(budget, adapter, request)) return undefined
   const forecast = left.cooled
-    ? admission?.forecast(targetOf(adapter, left.rejectedKeys, admission))
+    ? admission?.forecast(targetOf(adapter, left.rejectedKeys))
     : undefined
   const waitMs =
     forecast === undefined ? Math.max(0, left.readyAt - state.clock.now()) : waitOf(forecast)

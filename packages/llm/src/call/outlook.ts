@@ -13,60 +13,46 @@ export function labelOf(adapter: ModelAdapter): string {
 
 /**
  * What admission keeps apart: provider name, base URL, keys, model. The
- * keys this call saw rejected (`rejectedKeys`: a 401, a quota gone) are
- * left out unless admission holds them back on their own, longer than the
- * provider as a whole: it hands them out when it retires none
- * (`retireMs: 0`, "never retire"), and the call's retries "to the next key"
- * went out with the rejected one, its other keys never tried. One admission
- * holds back on its own (retired, or cooling until its quota comes back)
- * stays: admission skips it, or waits for it, and names it in its refusal
- * as before. When none would be left, all of them.
+ * keys are ordered, never dropped: admission grants the first key free now
+ * in this order (`chooseSlot`), so the keys this call has not seen refused
+ * come first, in their configured order, and those it saw refused
+ * (`refusedKeys`, in its order: a rate limit, a 401, a quota gone) after
+ * them. A fresh free key is preferred — under `retireMs: 0` the key just
+ * rejected, never retired, was handed out again and the call's other keys
+ * never tried; after a `Retry-After: 0` the key just refused, its 0 ms
+ * cooldown over, came first again — and a refused key is still there when
+ * no fresh one is free. Dropped instead (three rounds of rules for when),
+ * admission no longer saw a key the call needed: a key another instance
+ * had cooled read as the only one, a 30 s rate limit while a refused key
+ * was free; a key cooling until its quota came back, beside a retired one,
+ * read as "every key retired". Kept, every key is in admission's choice,
+ * its refusal names each one with its real cooldown or retirement.
  */
 export function targetOf(
   adapter: ModelAdapter,
-  rejectedKeys?: ReadonlySet<string> | undefined,
-  admission?: Admission | undefined,
+  refusedKeys?: ReadonlySet<string> | undefined,
 ): AdmissionTarget {
   return {
     provider: adapter.name,
     endpoint: adapter.baseURL,
-    keys: keysLeft(adapter, rejectedKeys, admission),
+    keys: orderedKeys(adapter.apiKeys, refusedKeys),
     model: adapter.model,
   }
 }
 
-/**
- * `adapter`'s keys but those in `rejected` that `admission` holds back no
- * longer than it holds back the provider as a whole (nothing of their own).
- */
-function keysLeft(
-  adapter: ModelAdapter,
-  rejected: ReadonlySet<string> | undefined,
-  admission: Admission | undefined,
+/** `keys` with those in `refused` moved last, in `refused`'s order; the others keep theirs. */
+function orderedKeys(
+  keys: readonly string[],
+  refused: ReadonlySet<string> | undefined,
 ): readonly string[] {
-  const keys = adapter.apiKeys
-  if (rejected === undefined || rejected.size === 0 || admission === undefined) return keys
-  const waitFor = (some: readonly string[]) =>
-    admission.forecast({
-      provider: adapter.name,
-      endpoint: adapter.baseURL,
-      keys: some,
-      model: adapter.model,
-    }).waitMs
-  // The provider-wide wait (an overload's cooldown, which every key's own
-  // forecast carries): no keys is admission's lane of the provider's slot.
-  const providerWaitMs = waitFor([])
-  // Held back on its own, not merely with the provider: an overload's
-  // cooldown is the whole provider's, so a rejected key's forecast carried
-  // it too — kept, it was the first key handed out when the cooldown ended,
-  // and refused again (under `retireMs: 0` the call failed, its good key
-  // free). Not compared with the other keys' wait: a key whose quota comes
-  // back in 30 s beside a retired one (Infinity), or one cooling longer,
-  // was dropped, and admission's refusal was "every key retired" instead of
-  // the rate limit naming its wait. A retired key (Infinity) stays:
-  // admission's refusal names every key.
-  const left = keys.filter((key) => !rejected.has(key) || waitFor([key]) > providerWaitMs)
-  return left.length > 0 ? left : keys
+  if (refused === undefined || refused.size === 0) return keys
+  const fresh = keys.filter((key) => !refused.has(key))
+  if (fresh.length === keys.length) return keys
+  const rank = new Map([...refused].map((key, i) => [key, i]))
+  const late = keys
+    .filter((key) => refused.has(key))
+    .sort((a, b) => (rank.get(a) as number) - (rank.get(b) as number))
+  return [...fresh, ...late]
 }
 
 /**
@@ -103,9 +89,9 @@ export function otherKeyFree(
 export function outlookOf(
   state: CallState,
   adapter: ModelAdapter,
-  rejectedKeys?: ReadonlySet<string> | undefined,
+  refusedKeys?: ReadonlySet<string> | undefined,
 ): ModelOutlook {
-  const forecast = state.admission?.forecast(targetOf(adapter, rejectedKeys, state.admission))
+  const forecast = state.admission?.forecast(targetOf(adapter, refusedKeys))
   return {
     label: labelOf(adapter),
     waitMs: forecast === undefined ? 0 : waitOf(forecast),

@@ -8,6 +8,7 @@ import {
   type SendResult,
   sendTakesNeverAborted,
 } from '../adapters/ModelAdapter.js'
+import type { Admission, AdmissionForecast } from '../admission/Admission.js'
 import { classify } from '../admission/slot.js'
 import { type BilledFailure, billedBy, chargeBilledFailure } from '../budget/billedFailure.js'
 import type { CostReservation } from '../budget/CostBudget.js'
@@ -136,13 +137,21 @@ async function attemptsOn(
   let resent = resume?.resent ?? false
   // Keys this call saw rejected (401/403) or out of quota: the next attempt uses another one.
   const rejectedKeys = new Set<string>(resume?.rejectedKeys)
-  // The key a rate limit just refused when the retry was made because
-  // another key was free (`otherKeyFree`): left out of the next attempt's
-  // choice only. A `Retry-After: 0` cools it for 0 ms, admission hands out
-  // its first free lane, and the refused key — half-open, its probe due —
-  // came first: it was sent again until attempts ran out, the free key
-  // never tried.
-  let passedOverKey: string | undefined
+  // Keys a rate limit refused in this call, the longest ago first. With the
+  // rejected ones they go last in admission's choice (`refusedKeys`), never
+  // out of it: a `Retry-After: 0` cools a key for 0 ms and admission grants
+  // its first free key, so the key just refused — first in order, its probe
+  // due — was sent again until attempts ran out, a free key never tried.
+  // Not an overload's key: the overload is the provider's, not the key's.
+  const limitedKeys = new Set<string>(resume?.limitedKeys)
+  // The keys in the order they go last: rate-limited (the longest ago
+  // first), then rejected — a key a 401 refused is likelier refused again
+  // than one whose rate limit may be over.
+  const refusedKeys = (): ReadonlySet<string> => {
+    if (limitedKeys.size === 0) return rejectedKeys
+    const limitedOnly = [...limitedKeys].filter((key) => !rejectedKeys.has(key))
+    return new Set([...limitedOnly, ...rejectedKeys])
+  }
   const base = { model: adapter.model, provider: adapter.name }
   // Why the next attempt goes to this model, for its record.
   let choice = arrival
@@ -155,6 +164,7 @@ async function attemptsOn(
     overloads,
     resent,
     rejectedKeys,
+    limitedKeys,
     error: lastError,
     retryable: lastRetryable,
     cooled,
@@ -252,10 +262,7 @@ async function attemptsOn(
       return unaffordableHere(thrown)
     }
 
-    const avoided =
-      passedOverKey === undefined ? rejectedKeys : new Set([...rejectedKeys, passedOverKey])
-    passedOverKey = undefined
-    const admitted = await admit(state, adapter, request, later, sink !== undefined, avoided)
+    const admitted = await admit(state, adapter, request, later, sink !== undefined, refusedKeys())
     if (admitted.kind === 'refused') {
       const { error: refused, reason } = admitted
       const failure = { ...base, attempts: attempt, cause: refused, reason }
@@ -606,6 +613,11 @@ async function attemptsOn(
       }
     }
     if (limit === 'overloaded') overloads++
+    if (limit === 'rate_limited' && send.apiKey !== undefined) {
+      // Moved to the end: the key refused the longest ago is tried first.
+      limitedKeys.delete(send.apiKey)
+      limitedKeys.add(send.apiKey)
+    }
     // A rejected key, or a key out of quota (billing, credit: the account
     // behind that key), says nothing about the request or the provider's
     // load: the same call goes again at once with another key of the
@@ -641,7 +653,19 @@ async function attemptsOn(
     // failure — does not gate it: it gates the retries that would be sent
     // at once to a failing provider (5xx, network, timeouts).
     const cooled = limited && admission !== undefined
-    const own = cooled ? admission.forecast(targetOf(adapter, rejectedKeys, admission)) : undefined
+    const all = cooled ? admission.forecast(targetOf(adapter, refusedKeys())) : undefined
+    // Free now only through a key this call saw rejected, one admission
+    // does not hold back (`retireMs: 0`): the wait is for the nearest key it
+    // has not, and is taken here — `acquire` would grant the rejected key at
+    // once, and it was refused again (a 429 asking 30 s of the good key: the
+    // call failed with the 401, the good key free 30 s later). After the
+    // wait the fresh key comes first in admission's choice.
+    const fresh =
+      admission !== undefined && all !== undefined && waitOf(all) === 0 && rejectedKeys.size > 0
+        ? unrejectedForecast(admission, adapter, rejectedKeys)
+        : undefined
+    const waitsItself = fresh !== undefined && waitOf(fresh) > 0 && Number.isFinite(waitOf(fresh))
+    const own = waitsItself ? fresh : all
     // Unless the server's wait was 0 ("retry now": `Retry-After: 0`,
     // `retry-after-ms: 0`): the cooldown it starts ends at once, each failed
     // probe extends it by 0 and hands over to the next caller in line, and
@@ -684,12 +708,11 @@ async function attemptsOn(
       why: decision.action === 'retry' ? undefined : decision.why,
     })
     if (decision.action === 'retry') {
-      if (decisionInput.otherKeyFree === true) passedOverKey = send.apiKey
       retrying.pending = pendingRetry(state, attempt, base, error.kind)
       if (resend) resent = true
       choice = `retry ${attempt + 1} of ${maxAttempts} on this model${resend ? ' (resendAfterFirstTokenTimeout)' : ''}`
       // `signal`, not only the caller's: a stream's cancel ends the wait at once too.
-      if (!cooled) await wait(decision.delayMs, { deadline, signal, clock })
+      if (!cooled || waitsItself) await wait(decision.delayMs, { deadline, signal, clock })
       continue
     }
     const failure = { ...base, attempts: attempt, cause: error, reason: decision.reason }
@@ -697,7 +720,11 @@ async function attemptsOn(
     // Left only because another model is expected to answer first: the call
     // may come back once those have failed, after this wait.
     return decision.why === 'fallback-sooner'
-      ? { kind: 'fallback', failure, left: leftHere(clock.now() + (decision.waitMs ?? 0), cooled) }
+      ? {
+          kind: 'fallback',
+          failure,
+          left: leftHere(clock.now() + (decision.waitMs ?? 0), cooled && !waitsItself),
+        }
       : { kind: 'fallback', failure }
   }
 }
@@ -997,6 +1024,19 @@ function unrejectedKey(adapter: ModelAdapter, rejected: ReadonlySet<string>): st
     key = adapter.nextKey()
   }
   return key
+}
+
+/**
+ * Admission's forecast for `adapter`'s keys this call has not seen
+ * `rejected`; undefined when it saw every one so.
+ */
+function unrejectedForecast(
+  admission: Admission,
+  adapter: ModelAdapter,
+  rejected: ReadonlySet<string>,
+): AdmissionForecast | undefined {
+  const keys = adapter.apiKeys.filter((key) => !rejected.has(key))
+  return keys.length === 0 ? undefined : admission.forecast({ ...targetOf(adapter), keys })
 }
 
 /**

@@ -11,6 +11,7 @@ import { anthropic } from '../../src/adapters/anthropic.js'
 import { gemini } from '../../src/adapters/gemini.js'
 import { openAICompatible } from '../../src/adapters/openAICompatible.js'
 import { Admission } from '../../src/admission/Admission.js'
+import { MemoryCooldownStore } from '../../src/admission/MemoryCooldownStore.js'
 import type { AttemptRecord } from '../../src/call/AttemptRecord.js'
 import { callModel } from '../../src/call/callModel.js'
 import { isKeysRetired } from '../../src/errors/KeysRetiredError.js'
@@ -192,6 +193,68 @@ describe('cooldown scopes: a 429 cools one model, an overload the provider, a qu
     const answer = await callModel({ models: [model], request, deadline, limits: { admission } })
     expect(answer.text).toBe('answered by sk-2')
     expect(fake.requests.map((r) => r.apiKey)).toEqual(['sk-1', 'sk-2'])
+  })
+
+  it('two keys refused with no wait in one call, a third free: the third is tried, not the first again', async () => {
+    // Only the key just refused was left out of the next attempt: after
+    // sk-b's 429 the choice was sk-a again (its 0 ms cooldown over, first
+    // in order), refused a second time, and the attempts ran out with
+    // sk-c free and never tried.
+    const { clock, admission } = manual()
+    const fake = await fakes.start({
+      dialect: 'openai',
+      reply: (r: RecordedRequest) =>
+        r.apiKey === 'sk-c'
+          ? reply.text('answered by sk-c')
+          : openAIErrors.rateLimited({ retryAfterS: 0 }),
+    })
+    const model = fakes.adapter(
+      openAICompatible({
+        baseURL: fake.baseURL,
+        apiKeys: ['sk-a', 'sk-b', 'sk-c'],
+        model: 'gpt-4o',
+      }),
+    )
+    using deadline = Deadline.after(15_000, { clock })
+    const answer = await callModel({ models: [model], request, deadline, limits: { admission } })
+    expect(answer.text).toBe('answered by sk-c')
+    expect(fake.requests.map((r) => r.apiKey)).toEqual(['sk-a', 'sk-b', 'sk-c'])
+  })
+
+  it('a key refused with no wait is still used when the other key turns out to be cooling (another instance cooled it meanwhile)', async () => {
+    // sk-1's 429 asked for no wait and sk-2 looked free, so the retry was
+    // made for sk-2 with sk-1 left out of its choice; admission then read
+    // the shared store and found sk-2 cooling for 30 s: the call failed with
+    // a 30 s RateLimitedError, sk-1 free.
+    const clock = new ManualClock(1_000)
+    const store = new MemoryCooldownStore({ clock })
+    const options = { clock, store, defaultNeededMs: 0, logger: { warn: () => {} } }
+    const other = new Admission(options)
+    const admission = new Admission(options)
+    let first = true
+    let baseURL = ''
+    const fake = await fakes.start({
+      dialect: 'openai',
+      reply: async (r: RecordedRequest) => {
+        if (!first) return reply.text(`answered by ${r.apiKey}`)
+        first = false
+        await other.report(
+          'openai',
+          'sk-2',
+          { ok: false, error: { kind: 'rate_limited', status: 429, retryAfterMs: 30_000 } },
+          { endpoint: baseURL, model: 'gpt-4o' },
+        )
+        return openAIErrors.rateLimited({ retryAfterS: 0 })
+      },
+    })
+    baseURL = fake.baseURL
+    const model = fakes.adapter(
+      openAICompatible({ baseURL, apiKeys: ['sk-1', 'sk-2'], model: 'gpt-4o' }),
+    )
+    using deadline = Deadline.after(15_000, { clock })
+    const answer = await callModel({ models: [model], request, deadline, limits: { admission } })
+    expect(answer.text).toBe('answered by sk-1')
+    expect(fake.requests.map((r) => r.apiKey)).toEqual(['sk-1', 'sk-1'])
   })
 
   it('anthropic: an overload (529) cools the whole provider — neither another key nor another model of it is sent to before it ends', async () => {

@@ -198,6 +198,57 @@ describe('a key out of quota: the call goes on with the next key of the provider
     expect(fake.requests.map((r) => r.apiKey)).toEqual(['sk-revoked', 'sk-good', 'sk-good'])
   })
 
+  it('with retireMs: 0, a 429 on the good key is waited out for it, not answered by sending the rejected key again', async () => {
+    // Never retired, the rejected key was the only key free after the good
+    // key's 429 (Retry-After: 30): the retry went out at once with it,
+    // refused again, and the call failed with the 401 — the good key free
+    // 30 s later, well within the deadline.
+    const clock = new WaitClock()
+    const admission = new Admission({
+      clock,
+      retireMs: 0,
+      random: () => 0,
+      defaultNeededMs: 0,
+      logger: { warn: () => {} },
+    })
+    let goodSeen = 0
+    const fake = await fakes.start({
+      dialect: 'openai',
+      reply: (r: RecordedRequest) =>
+        r.apiKey === 'sk-revoked'
+          ? openAIErrors.authentication()
+          : goodSeen++ === 0
+            ? openAIErrors.rateLimited({ retryAfterS: 30 })
+            : reply.text('answered by sk-good'),
+    })
+    const model = fakes.adapter(
+      openAICompatible({
+        baseURL: fake.baseURL,
+        apiKeys: ['sk-revoked', 'sk-good'],
+        model: 'gpt-4o-mini',
+      }),
+    )
+    using deadline = Deadline.after(60_000, { clock })
+    const records: AttemptRecord[] = []
+    const answer = await driveOne(
+      clock,
+      callModel({
+        models: [model],
+        request,
+        deadline,
+        limits: { admission },
+        onAttempt: (r) => records.push(r),
+      }),
+    )
+    expect(answer.text).toBe('answered by sk-good')
+    expect(fake.requests.map((r) => r.apiKey)).toEqual(['sk-revoked', 'sk-good', 'sk-good'])
+    expect(records.map((r) => [r.errorKind, r.decision, r.delayMs])).toEqual([
+      ['auth', 'retry', 0],
+      ['rate_limited', 'retry', 30_000],
+      [undefined, 'success', undefined],
+    ])
+  })
+
   it('a key out of quota until a time, its only other key retired: a rate limit naming that wait, not "every key rejected"', async () => {
     // The rejected key's own cooldown (30 s) is shorter than the retired
     // other key's (for ever): read as "not held back longer than the
@@ -236,6 +287,50 @@ describe('a key out of quota: the call goes on with the next key of the provider
     // Before: ModelUnavailableError, its last cause KEYS_RETIRED.
     expect(isRateLimited(refused)).toBe(true)
     expect((refused as RateLimitedError).retryAfterMs).toBe(30_000)
+    expect(fake.requests.map((r) => r.apiKey)).toEqual(['sk-dead', 'sk-quota', 'sk-quota'])
+  })
+
+  it('a key out of quota until a time, its other key retired, while an overload cools the provider longer: the overload is named, not "every key retired"', async () => {
+    // The provider's 60 s overload cooldown is longer than the quota's
+    // 30 s: read as "held back no longer than the provider", the key out of
+    // quota was dropped, the retired key alone was left, and the call
+    // failed with KeysRetiredError (the gateway's 502 "every key rejected").
+    const clock = new ManualClock(1_000)
+    const admission = new Admission({ clock, defaultNeededMs: 0, logger: { warn: () => {} } })
+    let quotaGone = false
+    let baseURL = ''
+    const fake = await fakes.start({
+      dialect: 'openai',
+      reply: async (r: RecordedRequest) => {
+        if (r.apiKey === 'sk-dead') return openAIErrors.authentication()
+        if (!quotaGone) return reply.text(`paid by ${r.apiKey}`)
+        // Another call of this process met a 503 asking for 60 s meanwhile.
+        await admission.report(
+          'openai',
+          'sk-other',
+          { ok: false, error: { kind: 'overloaded', status: 503, retryAfterMs: 60_000 } },
+          { endpoint: baseURL, model: 'gpt-4o-mini' },
+        )
+        return { ...openAIErrors.insufficientQuota(), headers: { 'retry-after': '30' } }
+      },
+    })
+    baseURL = fake.baseURL
+    const model = fakes.adapter(
+      openAICompatible({ baseURL, apiKeys: ['sk-dead', 'sk-quota'], model: 'gpt-4o-mini' }),
+    )
+    using deadline = Deadline.after(15_000, { clock })
+    await callModel({ models: [model], request, deadline, limits: { admission } })
+    quotaGone = true
+    const refused = await callModel({
+      models: [model],
+      request,
+      deadline,
+      limits: { admission },
+    }).catch((e: unknown) => e)
+    expect(isKeysRetired(refused)).toBe(false)
+    expect(isRateLimited(refused)).toBe(true)
+    expect((refused as RateLimitedError).kind).toBe('overloaded')
+    expect((refused as RateLimitedError).retryAfterMs).toBe(60_000)
     expect(fake.requests.map((r) => r.apiKey)).toEqual(['sk-dead', 'sk-quota', 'sk-quota'])
   })
 

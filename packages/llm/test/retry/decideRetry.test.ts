@@ -292,6 +292,17 @@ describe('decideRetry: the earliest answer wins', () => {
     })
   })
 
+  it('another key free now and no known wait: the retry goes at once, not after the day the refused key was asked to wait', () => {
+    // The hint is the refused key's, not the free key's: with no known
+    // wait, the delay fell back to the hint, and the retry "on the free key"
+    // was slept for a day.
+    const day = error('rate_limited', { retryAfterMs: 86_400_000 })
+    expect(decideRetry({ error: day, attempt: 1, otherKeyFree: true })).toMatchObject({
+      action: 'retry',
+      delayMs: 0,
+    })
+  })
+
   it('a known wait of 0 alone does not lift the cap: the key just refused, cooled for 0 ms, is no other key', () => {
     // Admission({ maxRetryAfterMs: 0 }) cools a key for 0 ms whatever the
     // hint: its wait was 0, and the one key was sent 3 times.
