@@ -54,23 +54,27 @@ interface PendingTimer {
   at: number
   seq: number
   callback: () => void
-  // Set with no delay by a callback `advance` was running: due at the very
-  // time that callback ran (see `IMMEDIATE_LOOP_LIMIT`).
-  immediate: boolean
+  // Set with no delay by a callback `advance` was running, due at the very
+  // time that callback ran: its place in that chain of such timers, 1 when
+  // the callback was a timer's with a delay, its own chain's + 1 when it
+  // was one of these; 0 for any other timer (see `IMMEDIATE_CHAIN_LIMIT`).
+  chain: number
 }
 
 /**
- * How many timers set with no delay from inside `advance` (see
- * `PendingTimer.immediate`) one `advance` fires while its time stands still
- * before it gives up with a `RangeError`, the time left where it stands and
- * that timer pending. A callback that re-arms itself at once (`const poll =
- * () => { if (!ready()) clock.setTimeout(poll, 0) }`, a pacing delay
- * computed as 0) is due again at the very time it ran: `advance` fired it
- * for ever, synchronously — the test worker hung, past every test timeout.
- * Node waits 1 ms for each, so in production it polls; here time would
- * never move.
+ * How long a chain of timers each set with no delay by the one before (see
+ * `PendingTimer.chain`) `advance` fires, time standing still, before it gives
+ * up with a `RangeError`, the time left where it stands and that timer
+ * pending. A callback that re-arms itself at once (`const poll = () => { if
+ * (!ready()) clock.setTimeout(poll, 0) }`, a pacing delay computed as 0) is
+ * due again at the very time it ran: `advance` fired it for ever,
+ * synchronously — the test worker hung, past every test timeout. Node waits
+ * 1 ms for each, so in production it polls; here time would never move.
+ * One chain, not every such timer the step fires: a batch that each hand
+ * their work on with no delay (10,001 deadlines due together, each `onDone`
+ * setting a timer of 0) ends, and counted together it was refused.
  */
-const IMMEDIATE_LOOP_LIMIT = 10_000
+const IMMEDIATE_CHAIN_LIMIT = 10_000
 
 /**
  * A clock that moves only when told to. `advance(ms)` fires every timer that
@@ -90,8 +94,9 @@ const IMMEDIATE_LOOP_LIMIT = 10_000
 export class ManualClock implements Clock {
   #now: number
   #seq = 0
-  // How many `advance` calls are running (a callback may advance again).
-  #advancing = 0
+  // The `chain` of the timer whose callback `advance` is running (an
+  // `advance` inside it saves and restores it); undefined when none runs.
+  #firing: number | undefined
   readonly #timers = new Map<object, PendingTimer>()
   // The same timers as a binary heap by due time, then creation: `advance`
   // took each next timer by a scan of them all, and 60,000 timers due in
@@ -156,8 +161,8 @@ export class ManualClock implements Clock {
     // clock, a handle from another clock (or a plain number) cancelled this
     // clock's timer of the same number.
     const handle = Object.freeze({})
-    const immediate = this.#advancing > 0 && !(ms > 0)
-    this.#enqueue({ handle, at: this.#now + ms, seq: ++this.#seq, callback, immediate })
+    const chain = this.#firing === undefined || ms > 0 ? 0 : this.#firing + 1
+    this.#enqueue({ handle, at: this.#now + ms, seq: ++this.#seq, callback, chain })
     return handle
   }
 
@@ -221,21 +226,18 @@ export class ManualClock implements Clock {
     // of it. A flag, not the error: `throw undefined` is a throw too.
     let threw = false
     let firstError: unknown
-    // Timers set with no delay fired since time last moved (see IMMEDIATE_LOOP_LIMIT).
-    let immediateRun = 0
-    this.#advancing++
+    const outer = this.#firing
     try {
       for (;;) {
         const next = this.#first()
         if (next === undefined || next.at > target) break
-        if (next.at > this.#now) immediateRun = 0
-        else if (next.immediate && ++immediateRun > IMMEDIATE_LOOP_LIMIT) {
+        if (next.chain > IMMEDIATE_CHAIN_LIMIT) {
           // Left pending, the time where it stands: the test's code is at fault, not the step.
           // The first error a callback threw in the step, which `advance`
           // would have rethrown, rides along as the cause: it is often why
           // the poller never stops (its check threw before it could).
           throw new RangeError(
-            `ManualClock.advance: ${IMMEDIATE_LOOP_LIMIT} timers set with no delay fired at ${String(this.#now)} ms without time moving (a callback that re-arms itself at once?); ` +
+            `ManualClock.advance: a chain of ${IMMEDIATE_CHAIN_LIMIT} timers, each set with no delay by the one before, fired at ${String(this.#now)} ms without time moving (a callback that re-arms itself at once?); ` +
               `time never reaches ${String(target)} ms. Node waits 1 ms for each: give such a timer a delay` +
               (threw ? '; a callback threw earlier in the step (the cause)' : ''),
             threw ? { cause: firstError } : undefined,
@@ -244,6 +246,7 @@ export class ManualClock implements Clock {
         popTop(this.#queue)
         this.#timers.delete(next.handle)
         this.#now = Math.max(this.#now, next.at)
+        this.#firing = next.chain
         try {
           next.callback()
         } catch (error) {
@@ -254,7 +257,7 @@ export class ManualClock implements Clock {
         }
       }
     } finally {
-      this.#advancing--
+      this.#firing = outer
     }
     // A timer's callback may itself advance past `target` (a test helper that
     // drives time from inside a callback): setting `target` then moved the

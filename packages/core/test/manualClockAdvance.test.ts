@@ -89,8 +89,9 @@ it('refuses a callback that is no function, and a start that is no finite number
 // computed as 0) is due again at the very time it ran: `advance` fired it for
 // ever, synchronously, and the test worker hung past every test timeout
 // (Node waits 1 ms for each, so in production it merely polls). It now gives
-// up after 10,000 such timers with time standing still, with a RangeError; a
-// finite chain of them still runs in the step.
+// up with a RangeError once a chain of such timers, each set by the one
+// before, passes 10,000 with time standing still; a finite chain of them
+// still runs in the step.
 it('refuses to spin for ever on a timer that re-arms itself with no delay, and still runs a finite chain of them', () => {
   const clock = new ManualClock()
   let polls = 0
@@ -100,7 +101,7 @@ it('refuses to spin for ever on a timer that re-arms itself with no delay, and s
   }
   clock.setTimeout(poll, 5)
   expect(() => clock.advance(100)).toThrow(
-    /ManualClock\.advance: 10000 timers set with no delay fired at 5 ms without time moving/,
+    /ManualClock\.advance: a chain of 10000 timers, each set with no delay by the one before, fired at 5 ms without time moving/,
   )
   expect(polls).toBe(10_001)
   expect(clock.now()).toBe(5)
@@ -117,6 +118,39 @@ it('refuses to spin for ever on a timer that re-arms itself with no delay, and s
   other.setTimeout(step, 5)
   other.advance(10)
   expect(seen).toEqual([5, 5, 5])
+  expect(other.now()).toBe(10)
+  expect(other.pendingTimers).toBe(0)
+})
+
+// The limit is on one chain — a timer set with no delay by a callback of one
+// set so, and so on — not on every such timer fired while time stands still:
+// counted all together, a batch that each hand their work on with no delay
+// (10,001 deadlines due at once, each onDone setting a timer of 0; one
+// callback setting 10,001 of them) threw the RangeError, where before the
+// limit they all ran. Each of those is a chain of one.
+it('runs 10,001 timers set with no delay by one callback in one step', () => {
+  const clock = new ManualClock()
+  let fired = 0
+  clock.setTimeout(() => {
+    for (let i = 0; i < 10_001; i++) clock.setTimeout(() => fired++, 0)
+  }, 5)
+  clock.advance(10)
+  expect(fired).toBe(10_001)
+  expect(clock.now()).toBe(10)
+  expect(clock.pendingTimers).toBe(0)
+})
+
+it('runs 10,001 deadlines’ onDone that each set a timer with no delay in one step', () => {
+  const other = new ManualClock()
+  let handedOn = 0
+  const deadlines = Array.from({ length: 10_001 }, () => {
+    const deadline = Deadline.after(5, { clock: other })
+    deadline.onDone(() => other.setTimeout(() => handedOn++, 0))
+    return deadline
+  })
+  other.advance(10)
+  expect(handedOn).toBe(10_001)
+  expect(deadlines.every((d) => d.expired)).toBe(true)
   expect(other.now()).toBe(10)
   expect(other.pendingTimers).toBe(0)
 })

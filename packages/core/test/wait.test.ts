@@ -149,31 +149,56 @@ describe('wait: many at once on one signal', () => {
 })
 
 describe('deadlines and waits on one signal', () => {
-  it('6 deadlines following a caller’s signal and 6 waits on it share one abort listener; its abort ends all 12 with its reason, deadlines first as they subscribed, and leaves none', async () => {
+  // Each records its end synchronously, where the signal's listener runs it
+  // (a deadline's onCancel, a wait's wakeOn unsubscribe): recorded in a
+  // wait's `.finally`, a microtask, every wait came after every deadline
+  // whatever order they had subscribed in.
+  it('6 deadlines following a caller’s signal and 6 waits on it, subscribed in turn, share one abort listener; its abort ends all 12 with its reason, in the order they subscribed, where the first stood among the signal’s listeners, and leaves none', async () => {
     const clock = new ManualClock()
     const controller = new AbortController()
     const { signal } = controller
     const order: string[] = []
-    const deadlines = Array.from({ length: 6 }, (_, i) =>
-      Deadline.after(1000, {
-        clock,
-        signal,
-        onCancel: () => {
-          order.push(`deadline ${String(i)}`)
-        },
-      }),
-    )
-    const waits = Array.from({ length: 6 }, (_, i) =>
-      wait(1000, { clock, signal }).finally(() => order.push(`wait ${String(i)}`)),
-    )
-    expect(getEventListeners(signal, 'abort')).toHaveLength(1)
+    signal.addEventListener('abort', () => order.push('app, added before'), { once: true })
+    const deadlines: Deadline[] = []
+    const waits: Promise<unknown>[] = []
+    for (let i = 0; i < 6; i++) {
+      deadlines.push(
+        Deadline.after(1000, {
+          clock,
+          signal,
+          onCancel: () => {
+            order.push(`deadline ${String(i)}`)
+          },
+        }),
+      )
+      waits.push(
+        wait(1000, {
+          clock,
+          signal,
+          wakeOn: () => () => {
+            order.push(`wait ${String(i)}`)
+          },
+        }),
+      )
+      if (i === 0) {
+        signal.addEventListener('abort', () => order.push('app, added after the first'), {
+          once: true,
+        })
+      }
+    }
+    // The app's two, and one for all 12.
+    expect(getEventListeners(signal, 'abort')).toHaveLength(3)
 
     const reason = new Error('shutting down')
     controller.abort(reason)
+    expect(order).toEqual([
+      'app, added before',
+      ...deadlines.flatMap((_, i) => [`deadline ${String(i)}`, `wait ${String(i)}`]),
+      'app, added after the first',
+    ])
     const outcomes = await Promise.allSettled(waits)
     expect(outcomes.every((o) => o.status === 'rejected' && o.reason === reason)).toBe(true)
     expect(deadlines.every((d) => d.signal.aborted && d.signal.reason === reason)).toBe(true)
-    expect(order.slice(0, 6)).toEqual(deadlines.map((_, i) => `deadline ${String(i)}`))
     expect(getEventListeners(signal, 'abort')).toHaveLength(0)
     expect(clock.pendingTimers).toBe(0)
 

@@ -67,8 +67,9 @@ function findIn(spans: WeakMap<Deadline, Span>, deadline: Deadline | undefined):
  *
  * 1. the active one when it has a span (an HTTP server span, the caller's
  *    own, instrumentation-grpc's or BullMQ telemetry's): never replaced —
- *    but for the span `DeadlineContextManager` lent (`LENT_SPAN`), which is
- *    looked up again as in 2, in this instrumentation's own spans;
+ *    but for the span `DeadlineContextManager` lent (`LENT_SPAN`) while it
+ *    is still the current deadline's, which is looked up again as in 2, in
+ *    this instrumentation's own spans;
  * 2. else the active one with the span of the gRPC call or job the *current*
  *    deadline belongs to — the handler or processor the work runs in, the
  *    span `DeadlineContextManager` would have made active. It wins over an
@@ -104,10 +105,20 @@ function parentIn(
   // harness's beside the SDK's), taken as the app's it made the first's
   // slices, attempts and calls children of a span its provider never had.
   // Each looks up its own instead (rule 2 below). One made active since
-  // (`startActiveSpan` inside the handler) is another span: it stays.
+  // (`startActiveSpan` inside the handler) is another span: it stays. So
+  // does a context the manager lent under another deadline, which the app
+  // restored on purpose (`context.with(saved, …)` in another call's
+  // handler): its span is no longer the one the manager would lend, and
+  // looked up again it was swapped for the current call's.
   const activeSpan = trace.getSpan(active)
-  if (activeSpan !== undefined && activeSpan !== active.getValue(LENT_SPAN)) return active
   const current = currentDeadline()
+  if (
+    activeSpan !== undefined &&
+    (activeSpan !== active.getValue(LENT_SPAN) ||
+      activeSpan !== findIn(anyInstrumentation, current))
+  ) {
+    return active
+  }
   const span =
     findIn(spans, current) ?? (deadline === current ? undefined : findIn(spans, deadline))
   return span ? trace.setSpan(active, span) : active

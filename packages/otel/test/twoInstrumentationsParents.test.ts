@@ -7,14 +7,14 @@ import {
   ServerCredentials,
   type ServiceError,
 } from '@grpc/grpc-js'
-import { currentDeadline } from '@hourglass/core'
+import { currentDeadline, Deadline, ManualClock, runWithDeadline } from '@hourglass/core'
 import { deadlineServerInterceptor } from '@hourglass/grpc'
 import {
   DeadlineContextManager,
   instrumentDeadlines,
   type StopInstrumentation,
 } from '@hourglass/otel'
-import { context, diag, propagation } from '@opentelemetry/api'
+import { context, diag, propagation, trace } from '@opentelemetry/api'
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks'
 import { W3CTraceContextPropagator } from '@opentelemetry/core'
 import {
@@ -23,6 +23,7 @@ import {
   SimpleSpanProcessor,
 } from '@opentelemetry/sdk-trace-base'
 import { afterEach, beforeEach, expect, it } from 'vitest'
+import { DeadlineSpans } from '../src/deadlineSpans.js'
 import { jsonUnary } from './helpers/jsonUnary.js'
 import { setupOtel } from './helpers/otel.js'
 
@@ -127,4 +128,44 @@ it('the same with DeadlineContextManager as the global context manager', async (
     new DeadlineContextManager(new AsyncLocalStorageContextManager()).enable(),
   )
   await sliceParentsInBothProviders()
+})
+
+/**
+ * The span DeadlineContextManager lends is looked up again only while it is
+ * still the current deadline's: a context the app captured in one call's
+ * handler and restores on purpose in another's (`context.with(saved, …)`, a
+ * callback bound to where it was made) keeps its span. Every context the
+ * manager returned was taken for a lent one, so the restored call's span was
+ * swapped for the current call's: work meant for call A went into call B's
+ * trace.
+ */
+it('a context the app restores under another deadline keeps the span it had', () => {
+  context.disable()
+  context.setGlobalContextManager(
+    new DeadlineContextManager(new AsyncLocalStorageContextManager()).enable(),
+  )
+  const clock = new ManualClock()
+  const a = Deadline.after(1000, { clock })
+  const b = Deadline.after(1000, { clock })
+  const tracer = otel.tracerProvider.getTracer('test')
+  const spanA = tracer.startSpan('call A')
+  const spanB = tracer.startSpan('call B')
+  const spans = new DeadlineSpans()
+  spans.set(a, spanA)
+  spans.set(b, spanB)
+
+  const savedInA = runWithDeadline(a, () => context.active())
+  expect(trace.getSpan(savedInA)).toBe(spanA)
+  expect(runWithDeadline(b, () => trace.getActiveSpan())).toBe(spanB)
+  expect(runWithDeadline(b, () => context.with(savedInA, () => trace.getActiveSpan()))).toBe(spanA)
+  // Restored under its own call's deadline it is still that call's span.
+  expect(runWithDeadline(a, () => context.with(savedInA, () => trace.getActiveSpan()))).toBe(spanA)
+  // And this instrumentation's own parent for work there is the restored span too.
+  expect(runWithDeadline(b, () => trace.getSpan(spans.parentContext(undefined, savedInA)))).toBe(
+    spanA,
+  )
+  spanA.end()
+  spanB.end()
+  a.dispose()
+  b.dispose()
 })
