@@ -60,8 +60,9 @@ export interface RetryDecisionInput extends RetryDelayOptions {
    * nor one the call saw rejected — is free now: the model is as ready as
    * before the failure, so a rate limit or overload does not send the call to
    * a fallback merely expected to answer sooner (rule 10), and a wait asked
-   * beyond `maxRetryAfterMs` is not weighed (rule 9); with no `waitMs`, the
-   * retry's delay is 0 (the hint is the refused key's). Not the same as
+   * beyond `maxRetryAfterMs` is not weighed (rule 9); with no `waitMs`, a
+   * rate limit's retry goes at once (the hint is the refused key's; a 5xx
+   * or an overload, the provider's, keeps its backoff). Not the same as
    * `waitMs` 0, which a zero-length cooldown (`Retry-After: 0`, or
    * admission's `maxRetryAfterMs: 0`) gives the refused key itself. Default
    * false.
@@ -230,14 +231,16 @@ export function decideRetry(input: RetryDecisionInput): RetryDecision {
     )
   }
   // A known wait of Infinity (every key retired) never fits: given up below.
-  // With another key free now and no known wait, none: the hint and the
-  // backoff are the refused key's (a day's hint, let through by rule 9
-  // above for the free key, was the retry's delay). A hint within the cap
-  // keeps its jitter, but not past the cap.
+  // After a rate limit with another key free now and no known wait, none:
+  // the hint and the backoff are the refused key's (a day's hint, let
+  // through by rule 9 above for the free key, was the retry's delay). Not
+  // after a 5xx or an overload, the provider's own, whatever key is free:
+  // its backoff (the overload floor) stands. A hint within the cap keeps
+  // its jitter, but not past the cap.
   const delayMs =
     known !== undefined
       ? Math.ceil(known)
-      : input.otherKeyFree === true
+      : input.otherKeyFree === true && limit === 'rate_limited'
         ? 0
         : hint !== undefined && source === 'server'
           ? Math.max(Math.ceil(hint), Math.min(computed.delayMs, maxRetryAfterMs))

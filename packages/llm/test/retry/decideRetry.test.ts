@@ -303,6 +303,25 @@ describe('decideRetry: the earliest answer wins', () => {
     })
   })
 
+  it('another key free does not lift the backoff of a 5xx or an overload: they are the provider’s', () => {
+    // With no known wait, a free key made every kind's delay 0: a caller of
+    // decideRetry retried a failing or overloaded provider at once.
+    const fiveHundred = decideRetry({
+      error: error('server_error', { status: 500 }),
+      attempt: 1,
+      otherKeyFree: true,
+    })
+    expect(fiveHundred).toMatchObject({ action: 'retry' })
+    expect(fiveHundred.action === 'retry' && fiveHundred.delayMs).toBeGreaterThan(0)
+    const overload = decideRetry({
+      error: error('overloaded', { status: 529 }),
+      attempt: 1,
+      otherKeyFree: true,
+    })
+    expect(overload).toMatchObject({ action: 'retry' })
+    expect(overload.action === 'retry' && overload.delayMs).toBeGreaterThanOrEqual(5000)
+  })
+
   it('a known wait of 0 alone does not lift the cap: the key just refused, cooled for 0 ms, is no other key', () => {
     // Admission({ maxRetryAfterMs: 0 }) cools a key for 0 ms whatever the
     // hint: its wait was 0, and the one key was sent 3 times.
