@@ -26,7 +26,7 @@ export type Admitted =
 /**
  * Admission for one attempt on `adapter`, `later` being the models after it,
  * `refusedKeys` the keys this call saw refused (tried after the others:
- * `targetOf`).
+ * `targetOf`), `leftOut` keys not to be granted at all this time.
  * A cooling model is waited for only while it is still expected to answer no
  * later than the earliest of the others (its wait plus its recent latency
  * against theirs; a model without history is assumed to answer at once) and
@@ -40,10 +40,11 @@ export async function admit(
   later: readonly ModelAdapter[],
   stream: boolean,
   refusedKeys?: ReadonlySet<string> | undefined,
+  leftOut?: ReadonlySet<string> | undefined,
 ): Promise<Admitted> {
   const { admission, deadline, signal } = state
   if (admission === undefined) return { kind: 'send', permit: undefined, waited: undefined }
-  const here = outlookOf(state, adapter, refusedKeys)
+  const here = outlookOf(state, adapter, refusedKeys, leftOut)
   // A fallback that cannot build the request is left out only while this
   // model is cooling or its limits window is known full (a wait is in
   // view): a healthy call builds no fallback's request before each attempt.
@@ -57,7 +58,7 @@ export async function admit(
       : Math.max(0, Math.ceil(expectedMs(next)) - (here.latencyMs ?? 0))
   const maxWaitMs = waitWorth()
   // The keys this call saw refused last: the permit's key is the one sent.
-  const target = targetOf(adapter, refusedKeys)
+  const target = targetOf(adapter, refusedKeys, leftOut)
   // The time the attempt needs once admitted: what admission expects (the
   // provider's recent latency, else its `defaultNeededMs`), and never less
   // than `retry.minAttemptMs`, the caller's floor — a cooldown that leaves

@@ -31,13 +31,24 @@ export function labelOf(adapter: ModelAdapter): string {
 export function targetOf(
   adapter: ModelAdapter,
   refusedKeys?: ReadonlySet<string> | undefined,
+  leftOut?: ReadonlySet<string> | undefined,
 ): AdmissionTarget {
   return {
     provider: adapter.name,
     endpoint: adapter.baseURL,
-    keys: orderedKeys(adapter.apiKeys, refusedKeys),
+    keys: orderedKeys(keptKeys(adapter.apiKeys, leftOut), refusedKeys),
     model: adapter.model,
   }
+}
+
+/** `keys` but those in `leftOut`; all of them when none would be left. */
+function keptKeys(
+  keys: readonly string[],
+  leftOut: ReadonlySet<string> | undefined,
+): readonly string[] {
+  if (leftOut === undefined || leftOut.size === 0) return keys
+  const kept = keys.filter((key) => !leftOut.has(key))
+  return kept.length === 0 ? keys : kept
 }
 
 /** `keys` with those in `refused` moved last, in `refused`'s order; the others keep theirs. */
@@ -90,8 +101,9 @@ export function outlookOf(
   state: CallState,
   adapter: ModelAdapter,
   refusedKeys?: ReadonlySet<string> | undefined,
+  leftOut?: ReadonlySet<string> | undefined,
 ): ModelOutlook {
-  const forecast = state.admission?.forecast(targetOf(adapter, refusedKeys))
+  const forecast = state.admission?.forecast(targetOf(adapter, refusedKeys, leftOut))
   return {
     label: labelOf(adapter),
     waitMs: forecast === undefined ? 0 : waitOf(forecast),

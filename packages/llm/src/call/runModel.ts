@@ -152,6 +152,13 @@ async function attemptsOn(
     const limitedOnly = [...limitedKeys].filter((key) => !rejectedKeys.has(key))
     return new Set([...limitedOnly, ...rejectedKeys])
   }
+  // Set by a wait taken here for the keys this call has not seen rejected
+  // (`waitsItself` below): the attempt after it is admitted on those keys
+  // alone. Estimated once and slept, the wait could end with them still
+  // cooling (another call's 429 meanwhile), and admission, offered every
+  // key, granted the rejected one, free: refused again, the call failed
+  // with the 401, the good key free soon after.
+  let unrejectedOnly = false
   const base = { model: adapter.model, provider: adapter.name }
   // Why the next attempt goes to this model, for its record.
   let choice = arrival
@@ -262,7 +269,17 @@ async function attemptsOn(
       return unaffordableHere(thrown)
     }
 
-    const admitted = await admit(state, adapter, request, later, sink !== undefined, refusedKeys())
+    // Admission waits for them within the deadline, or refuses naming their wait.
+    const admitted = await admit(
+      state,
+      adapter,
+      request,
+      later,
+      sink !== undefined,
+      refusedKeys(),
+      unrejectedOnly ? rejectedKeys : undefined,
+    )
+    unrejectedOnly = false
     if (admitted.kind === 'refused') {
       const { error: refused, reason } = admitted
       const failure = { ...base, attempts: attempt, cause: refused, reason }
@@ -711,6 +728,7 @@ async function attemptsOn(
       retrying.pending = pendingRetry(state, attempt, base, error.kind)
       if (resend) resent = true
       choice = `retry ${attempt + 1} of ${maxAttempts} on this model${resend ? ' (resendAfterFirstTokenTimeout)' : ''}`
+      unrejectedOnly = waitsItself
       // `signal`, not only the caller's: a stream's cancel ends the wait at once too.
       if (!cooled || waitsItself) await wait(decision.delayMs, { deadline, signal, clock })
       continue

@@ -10,7 +10,7 @@ import { isKeysRetired, type KeysRetiredError } from '../../src/errors/KeysRetir
 import type { ModelUnavailableError } from '../../src/errors/ModelUnavailableError.js'
 import { isRateLimited, type RateLimitedError } from '../../src/errors/RateLimitedError.js'
 import { RetryBudgetRegistry } from '../../src/retry/RetryBudgetRegistry.js'
-import { driveOne, WaitClock } from '../support/waitClock.js'
+import { drive, driveOne, pause, WaitClock } from '../support/waitClock.js'
 import { useFakes, user } from './support/fakes.js'
 
 const fakes = useFakes()
@@ -247,6 +247,56 @@ describe('a key out of quota: the call goes on with the next key of the provider
       ['rate_limited', 'retry', 30_000],
       [undefined, 'success', undefined],
     ])
+  })
+
+  it('with retireMs: 0, the good key cooled longer by another call during the wait: waited for again, the rejected key not sent', async () => {
+    // The wait for the good key was read once, before sleeping it: another
+    // call's 429 on that key meanwhile (50 s) left it cooling when the 30 s
+    // ended, admission granted the rejected key, free, and the call failed
+    // with its 401 — the good key free 20 s later, well within the deadline.
+    const clock = new WaitClock()
+    const admission = new Admission({
+      clock,
+      retireMs: 0,
+      random: () => 0,
+      defaultNeededMs: 0,
+      logger: { warn: () => {} },
+    })
+    let goodSeen = 0
+    const fake = await fakes.start({
+      dialect: 'openai',
+      reply: (r: RecordedRequest) =>
+        r.apiKey === 'sk-revoked'
+          ? openAIErrors.authentication()
+          : goodSeen++ === 0
+            ? openAIErrors.rateLimited({ retryAfterS: 30 })
+            : reply.text('answered by sk-good'),
+    })
+    const model = fakes.adapter(
+      openAICompatible({
+        baseURL: fake.baseURL,
+        apiKeys: ['sk-revoked', 'sk-good'],
+        model: 'gpt-4o-mini',
+      }),
+    )
+    const startedAt = clock.now()
+    using deadline = Deadline.after(120_000, { clock })
+    // Another call of this process, 10 s into this one's 30 s wait, meets a
+    // 429 on the good key asking 50 s.
+    const other = pause(clock, 10_000).then(() =>
+      admission.report(
+        'openai',
+        'sk-good',
+        { ok: false, error: { kind: 'rate_limited', status: 429, retryAfterMs: 50_000 } },
+        { endpoint: fake.baseURL, model: 'gpt-4o-mini' },
+      ),
+    )
+    const call = callModel({ models: [model], request, deadline, limits: { admission } })
+    await drive<unknown>(clock, [call, other])
+    expect((await call).text).toBe('answered by sk-good')
+    expect(fake.requests.map((r) => r.apiKey)).toEqual(['sk-revoked', 'sk-good', 'sk-good'])
+    // Answered once the other call's 50 s (from 10 s in) were over.
+    expect(clock.now() - startedAt).toBe(60_000)
   })
 
   it('a key out of quota until a time, its only other key retired: a rate limit naming that wait, not "every key rejected"', async () => {
