@@ -198,11 +198,11 @@ describe('a key out of quota: the call goes on with the next key of the provider
     expect(fake.requests.map((r) => r.apiKey)).toEqual(['sk-revoked', 'sk-good', 'sk-good'])
   })
 
-  it('with retireMs: 0, a 429 on the good key is waited out for it, not answered by sending the rejected key again', async () => {
-    // Never retired, the rejected key was the only key free after the good
-    // key's 429 (Retry-After: 30): the retry went out at once with it,
-    // refused again, and the call failed with the 401 — the good key free
-    // 30 s later, well within the deadline.
+  /**
+   * `retireMs: 0` (never retire) on a WaitClock, keys [sk-revoked, sk-good]:
+   * the revoked key always 401, the good one a 429 asking 30 s once, then answers.
+   */
+  async function revokedThenGood() {
     const clock = new WaitClock()
     const admission = new Admission({
       clock,
@@ -228,6 +228,15 @@ describe('a key out of quota: the call goes on with the next key of the provider
         model: 'gpt-4o-mini',
       }),
     )
+    return { clock, admission, fake, model }
+  }
+
+  it('with retireMs: 0, a 429 on the good key is waited out for it, not answered by sending the rejected key again', async () => {
+    // Never retired, the rejected key was the only key free after the good
+    // key's 429 (Retry-After: 30): the retry went out at once with it,
+    // refused again, and the call failed with the 401 — the good key free
+    // 30 s later, well within the deadline.
+    const { clock, admission, fake, model } = await revokedThenGood()
     using deadline = Deadline.after(60_000, { clock })
     const records: AttemptRecord[] = []
     const answer = await driveOne(
@@ -254,31 +263,7 @@ describe('a key out of quota: the call goes on with the next key of the provider
     // call's 429 on that key meanwhile (50 s) left it cooling when the 30 s
     // ended, admission granted the rejected key, free, and the call failed
     // with its 401 — the good key free 20 s later, well within the deadline.
-    const clock = new WaitClock()
-    const admission = new Admission({
-      clock,
-      retireMs: 0,
-      random: () => 0,
-      defaultNeededMs: 0,
-      logger: { warn: () => {} },
-    })
-    let goodSeen = 0
-    const fake = await fakes.start({
-      dialect: 'openai',
-      reply: (r: RecordedRequest) =>
-        r.apiKey === 'sk-revoked'
-          ? openAIErrors.authentication()
-          : goodSeen++ === 0
-            ? openAIErrors.rateLimited({ retryAfterS: 30 })
-            : reply.text('answered by sk-good'),
-    })
-    const model = fakes.adapter(
-      openAICompatible({
-        baseURL: fake.baseURL,
-        apiKeys: ['sk-revoked', 'sk-good'],
-        model: 'gpt-4o-mini',
-      }),
-    )
+    const { clock, admission, fake, model } = await revokedThenGood()
     const startedAt = clock.now()
     using deadline = Deadline.after(120_000, { clock })
     // Another call of this process, 10 s into this one's 30 s wait, meets a
