@@ -32,7 +32,6 @@ import type {
   TextReply,
 } from './types.js'
 import { anthropicMessages } from './wire/anthropicMessages.js'
-import type { FinishingToken } from './wire/geminiGenerate.js'
 import { geminiJsonArray } from './wire/geminiJsonArray.js'
 import { stringifyWithRaw } from './wire/RawJson.js'
 import type { Frame, WireFormat } from './wire/WireFormat.js'
@@ -359,7 +358,7 @@ function upToTokens(frames: Frame[], count: number): Frame[] {
   let tokens = 0
   for (const frame of frames) {
     if (frame.finish === true) {
-      const { unfinished } = frame as Partial<FinishingToken>
+      const { unfinished } = frame
       if (unfinished !== undefined && frame.token === true && tokens < count) {
         // A replacer function: the chunk's text may hold `$&`, which a string replacement reads.
         const text = frame.text.replace(unfinished.finished, () => unfinished.sent)

@@ -19,6 +19,16 @@ export interface Frame {
    * finish.
    */
   endsText?: boolean
+  /**
+   * A frame that carries the answer's last token and its finish at once
+   * (Gemini's last text chunk, with its STOP). A stream an error breaks
+   * never finishes, yet its last token must go out: the frame's `finished`
+   * JSON (inside an `alt=sse` event or as a JSON array's element alike) is
+   * then replaced by `sent`, the chunk as it goes mid-answer — no
+   * finishReason, the running usage. Without it the error took the last
+   * text's place: fewer tokens than `afterTokens` went out.
+   */
+  unfinished?: { readonly finished: string; readonly sent: string }
 }
 
 /** A scripted answer, resolved: everything a wire format needs to render it. */

@@ -106,13 +106,12 @@ export const geminiGenerate: WireFormat = {
       const sent = chunkJson([part], false, logprobs)
       if (last && endsOnText) {
         const finished = chunkJson([part], true, logprobs)
-        const frame: FinishingToken = {
+        frames.push({
           text: event(finished),
           token: true,
           finish: true,
           unfinished: { finished, sent },
-        }
-        frames.push(frame)
+        })
       } else frames.push({ text: event(sent), token: true })
     })
     if (endsOnText) return frames
@@ -132,19 +131,6 @@ export const geminiGenerate: WireFormat = {
   errorFrame(error) {
     return `data: ${JSON.stringify(error.body)}\r\n\r\n`
   },
-}
-
-/**
- * A frame that carries the answer's last token and its finish at once
- * (Gemini's last text chunk, with its STOP). A stream an error breaks never
- * finishes, yet its last token must go out: `unfinished` says how, the
- * frame's `finished` JSON (inside an `alt=sse` event or as a JSON array's
- * element alike) replaced by the chunk `sent` mid-answer — no
- * finishReason, the running usage. Without it the error took the last
- * text's place: fewer tokens than `afterTokens` went out.
- */
-export interface FinishingToken extends Frame {
-  readonly unfinished: { readonly finished: string; readonly sent: string }
 }
 
 /**
