@@ -24,8 +24,17 @@ import type { ChatResponse, NormalizedError } from '../types.js'
 /**
  * Extra headers whose value is a credential too (`headers: { 'api-key': … }`
  * for Azure, a gateway's token): by name, as their values are not shaped.
+ * By the words of the name, not its letters: Portkey's `x-portkey-provider`
+ * carries a provider's name (`anthropic`), and "key" matched inside
+ * "portkey" took that word out of every error message.
  */
-const SECRET_HEADER = /auth|key|token|secret|cookie|credential|signature|password/i
+const SECRET_WORD =
+  /^(?:auth\w*|\w*tokens?|\w*secrets?|(?:api|access|secret|subscription|virtual)?keys?|cookies?|credentials?|signatures?|passwords?|passwd)$/i
+
+/** Whether a header's name says its value is a credential (see SECRET_WORD). */
+function isSecretHeaderName(name: string): boolean {
+  return name.split(/[^A-Za-z0-9]+|(?<=[a-z0-9])(?=[A-Z])/).some((word) => SECRET_WORD.test(word))
+}
 
 /** The exact values to redact: the keys, and credential headers' values (with and without their scheme). */
 export function secretValues(
@@ -34,7 +43,7 @@ export function secretValues(
 ): readonly string[] {
   const values = [...keys]
   for (const [name, value] of Object.entries(headers ?? {})) {
-    if (!SECRET_HEADER.test(name)) continue
+    if (!isSecretHeaderName(name)) continue
     values.push(value)
     // `Bearer <token>`: the token alone is what a provider would echo.
     const scheme = /^[A-Za-z][\w-]*\s+(\S.*)$/.exec(value)

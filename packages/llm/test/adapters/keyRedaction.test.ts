@@ -224,6 +224,39 @@ describe('keys a provider echoes are redacted by value, whatever their shape', (
     expectNoKey(everyView(result.error), [TOKEN])
   })
 
+  it("a header named for something else is not a credential: Portkey's x-portkey-provider keeps its provider's name in messages", async () => {
+    const PORTKEY_KEY = 'pk_Zc4mQ8vT1xLr7NbY2sWe'
+    const fake = await fakes.start({
+      dialect: 'openai',
+      reply: (r) =>
+        reply.error(400, {
+          error: {
+            message: `provider ${r.headers['x-portkey-provider']} refused the request (key ${r.headers['x-portkey-api-key']})`,
+          },
+        }),
+    })
+    const adapter = fakes.adapter(
+      openAICompatible({
+        baseURL: fake.baseURL,
+        model: 'm',
+        headers: { 'x-portkey-provider': 'anthropic', 'x-portkey-api-key': PORTKEY_KEY },
+      }),
+    )
+    const result = await adapter.send(request, {
+      apiKey: undefined,
+      idempotencyKey: 'op-6',
+      deadline: undefined,
+      signal: new AbortController().signal,
+    })
+    expect(result.ok).toBe(false)
+    if (result.ok) return
+    // "key" inside "portkey" made the provider's name a secret: "provider [redacted] refused".
+    expect(result.error.normalized.message).toBe(
+      'provider anthropic refused the request (key [redacted])',
+    )
+    expectNoKey(everyView(result.error), [PORTKEY_KEY])
+  })
+
   it('keys too short to tell from words are not searched for: messages stay readable', async () => {
     const fake = await fakes.start({
       dialect: 'openai',
