@@ -4,6 +4,8 @@ import {
   type ReplayServer,
   startReplayServer,
 } from '../../../../test/support/replayServer.js'
+import { anthropic as anthropicAdapter } from '../../src/adapters/anthropic.js'
+import { callModel } from '../../src/call/callModel.js'
 import { dialects } from '../../src/dialects/dialects.js'
 import { isProviderReplyError } from '../../src/errors/ProviderReplyError.js'
 import type { ChatMessage, ToolDefinition } from '../../src/types.js'
@@ -285,6 +287,79 @@ describe('Anthropic Messages translation', () => {
       },
     ])
     expect(parser.done).toBe(true)
+  })
+
+  it('a compatible server that opens a block with its content (text, thinking, a tool_use input given whole) loses none of it', async () => {
+    // Anthropic opens each block empty; a server that speaks its wire for
+    // another model (LiteLLM's, a translator) may put the first piece — or
+    // the whole of it — in `content_block_start`, which Anthropic's SDK keeps
+    // (MessageStream: the start is the block's snapshot, pieces added to it).
+    const block = (index: number, content_block: object) =>
+      sse('content_block_start', { type: 'content_block_start', index, content_block }) +
+      sse('content_block_stop', { type: 'content_block_stop', index })
+    const stream =
+      sse('message_start', {
+        type: 'message_start',
+        message: { id: 'msg_c', type: 'message', role: 'assistant', model: 'm', content: [] },
+      }) +
+      block(0, { type: 'thinking', thinking: 'Look it up.', signature: 'sig-1' }) +
+      sse('content_block_start', {
+        type: 'content_block_start',
+        index: 1,
+        content_block: { type: 'text', text: 'Checking ' },
+      }) +
+      sse('content_block_delta', {
+        type: 'content_block_delta',
+        index: 1,
+        delta: { type: 'text_delta', text: 'now.' },
+      }) +
+      sse('content_block_stop', { type: 'content_block_stop', index: 1 }) +
+      // Whole in its start, no piece after it (an id past 2^53 keeps its digits).
+      'event: content_block_start\ndata: {"type":"content_block_start","index":2,"content_block":{"type":"tool_use","id":"toolu_c1","name":"lookup","input":{"q":"weather","id":9007199254740993}}}\n\n' +
+      sse('content_block_stop', { type: 'content_block_stop', index: 2 }) +
+      // Given in its start and again as pieces: the pieces win, as in the SDK.
+      sse('content_block_start', {
+        type: 'content_block_start',
+        index: 3,
+        content_block: { type: 'tool_use', id: 'toolu_c2', name: 'lookup', input: { q: 'x' } },
+      }) +
+      sse('content_block_delta', {
+        type: 'content_block_delta',
+        index: 3,
+        delta: { type: 'input_json_delta', partial_json: '{"q":"news"}' },
+      }) +
+      sse('content_block_stop', { type: 'content_block_stop', index: 3 }) +
+      sse('message_delta', {
+        type: 'message_delta',
+        delta: { stop_reason: 'tool_use', stop_sequence: null },
+        usage: { input_tokens: 20, output_tokens: 30 },
+      }) +
+      sse('message_stop', { type: 'message_stop' })
+    server = await startReplayServer(() => ({
+      status: 200,
+      headers: { 'content-type': 'text/event-stream' },
+      chunks: [stream],
+    }))
+    const answer = await callModel({
+      models: [anthropicAdapter({ baseURL: server.url, apiKey: 'k', model: 'm' })],
+      request: { messages: hi, maxTokens: 64, stream: true },
+      limits: { admission: false },
+    }).result
+    // Before: '' thinking, 'now.' alone, and the first call run with `{}`.
+    expect(answer.text).toBe('Checking now.')
+    expect(answer.content).toEqual([
+      { type: 'thinking', thinking: 'Look it up.', signature: 'sig-1' },
+      { type: 'text', text: 'Checking now.' },
+      {
+        type: 'tool_call',
+        id: 'toolu_c1',
+        name: 'lookup',
+        arguments: { q: 'weather', id: 9007199254740992 },
+        rawArguments: '{"q":"weather","id":9007199254740993}',
+      },
+      { type: 'tool_call', id: 'toolu_c2', name: 'lookup', arguments: { q: 'news' } },
+    ])
+    expect(answer.finishReason).toBe('tool_calls')
   })
 
   it('message_delta usage is merged field by field: a null or absent input count keeps message_start’s, cache counts included', () => {

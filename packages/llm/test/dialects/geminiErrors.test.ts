@@ -1,10 +1,11 @@
-import { MAX_TIMER_MS } from '@hourglass/core'
+import { Deadline, MAX_TIMER_MS, ManualClock } from '@hourglass/core'
 import { geminiErrors, reply } from '@hourglass/testkit'
 import { describe, expect, it } from 'vitest'
 import { gemini as geminiAdapter } from '../../src/adapters/gemini.js'
 import { openAICompatible } from '../../src/adapters/openAICompatible.js'
 import { callModel } from '../../src/call/callModel.js'
 import { dialects } from '../../src/dialects/dialects.js'
+import type { ModelUnavailableError } from '../../src/errors/ModelUnavailableError.js'
 import { ProviderError } from '../../src/errors/ProviderError.js'
 import { useFakes, user } from '../call/support/fakes.js'
 import { errorOver } from './support/errorOver.js'
@@ -366,6 +367,39 @@ describe('Gemini errors', () => {
       retryable: true,
       providerCode: 'CANCELLED',
     })
+  })
+})
+
+describe('RetryInfo cut to whole seconds', () => {
+  it('a 429 whose message says "Please retry in 58.934310785s." beside RetryInfo\'s "58s" is waited to the millisecond, not retried a second early', async () => {
+    // As Google answers (googleapis/python-genai#2114), and the testkit's fake.
+    const fake = await fakes.start({ dialect: 'gemini' })
+    fake.enqueue(geminiErrors.resourceExhausted({ retryDelay: '58.934310785s' }))
+    const model = fakes.adapter(
+      geminiAdapter({ baseURL: fake.baseURL, apiKey: 'g', model: 'gemini-2.5-flash' }),
+    )
+    // 10 s left: the wait does not fit, so the call fails at once naming it
+    // (nothing sleeps), and the cause carries the wait admission cools by.
+    using deadline = Deadline.after(10_000, { clock: new ManualClock(1_000) })
+    const failed = await callModel({
+      models: [model],
+      request: { messages: [user('hi')], maxTokens: 8 },
+      deadline,
+      limits: { admission: false },
+    }).catch((e: unknown) => e)
+    expect(fake.requests).toHaveLength(1)
+    const cause = (failed as ModelUnavailableError).lastCause as ProviderError
+    // Before: 58 000 — the quota refilled 934 ms later, so the retry (and
+    // the end of the cooldown) came too early and was refused again.
+    expect(cause.normalized).toMatchObject({ kind: 'rate_limited', retryAfterMs: 58_935 })
+    // RetryInfo alone (no wait in the words), or words that say another
+    // wait, keep RetryInfo's.
+    const alone = (retryDelay: string, message: string) =>
+      gemini.normalizeError({ status: 429, body: resourceExhausted('15', retryDelay, message) })
+        ?.retryAfterMs
+    expect(alone('58s', 'quota')).toBe(58_000)
+    expect(alone('58s', 'Please retry in 3m2s.')).toBe(58_000)
+    expect(alone('0s', 'Please retry in 717.654253ms.')).toBe(718)
   })
 })
 

@@ -76,7 +76,14 @@ describe('fake DeepSeek', () => {
     const broke = await chat(fake.baseURL)
     expect(broke.status).toBe(402)
     expect(await broke.json()).toMatchObject({ error: { message: 'Insufficient Balance' } })
-    expect((await chat(fake.baseURL)).status).toBe(503)
+    const busy = await chat(fake.baseURL)
+    expect(busy.status).toBe(503)
+    await busy.text()
+    // Named as DeepSeek names every answer, refusals included.
+    for (const res of [broke, busy]) {
+      expect(res.headers.get('x-ds-trace-id')).toMatch(/^[0-9a-f]{32}$/)
+      expect(res.headers.get('x-request-id')).toBeNull()
+    }
   })
 })
 

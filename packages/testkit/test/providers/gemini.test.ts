@@ -95,7 +95,7 @@ describe('fake Gemini', () => {
     expect(fake.requests[0]).toMatchObject({ stream: true, query: { alt: 'sse' } })
   })
 
-  it('answers 429 RESOURCE_EXHAUSTED with a RetryInfo retryDelay', async () => {
+  it('answers 429 RESOURCE_EXHAUSTED with the wait exact in the message, in whole seconds as RetryInfo.retryDelay', async () => {
     fake = await startFakeProvider({
       dialect: 'gemini',
       reply: geminiErrors.resourceExhausted({ retryDelay: '34.4s' }),
@@ -103,14 +103,16 @@ describe('fake Gemini', () => {
     const res = await generate(fake.baseURL, 'generateContent')
     expect(res.status).toBe(429)
     const body = (await res.json()) as {
-      error: { code: number; status: string; details: Record<string, unknown>[] }
+      error: { code: number; status: string; message: string; details: Record<string, unknown>[] }
     }
     expect(body.error).toMatchObject({ code: 429, status: 'RESOURCE_EXHAUSTED' })
+    expect(body.error.message).toMatch(/Please retry in 34\.4s\.$/)
+    // Google cuts RetryInfo's seconds: "58.934310785s" in the message, "58s" here.
     expect(
       body.error.details.find((d) => d['@type'] === 'type.googleapis.com/google.rpc.RetryInfo'),
     ).toEqual({
       '@type': 'type.googleapis.com/google.rpc.RetryInfo',
-      retryDelay: '34.4s',
+      retryDelay: '34s',
     })
   })
 

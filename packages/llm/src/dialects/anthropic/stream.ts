@@ -4,6 +4,7 @@ import { countOf, mapFinish } from '../blocks.js'
 import type { StreamParser } from '../Dialect.js'
 import { EMPTY_ARGUMENTS, isEmptyArguments } from '../emptyToolArguments.js'
 import { isBlank } from '../isBlank.js'
+import { rawJsonValues } from '../rawJsonValues.js'
 import { asRecord, get, getCode, getRecord, getString, parseAnswerJson } from '../safeJson.js'
 import { markUnfinished } from '../unfinishedCall.js'
 import { normalizeAnthropicStreamError } from './errors.js'
@@ -22,7 +23,9 @@ import {
  * output usage), `message_stop` (the one `finish`). `ping` is ignored;
  * `error` throws `ProviderReplyError`, even after text has streamed. A
  * tool call without arguments streams `partial_json: ""` (or no delta): at
- * its `content_block_stop` it gets `{}`, as its whole answer's `input` is.
+ * its `content_block_stop` it gets `{}`, as its whole answer's `input` is —
+ * or the `input` its `content_block_start` gave, when a compatible server
+ * put it there (as a block's opening text or thinking is kept).
  * Each tool call's events carry its `index` among the answer's calls.
  */
 export function createAnthropicStreamParser(): StreamParser {
@@ -104,15 +107,27 @@ export function createAnthropicStreamParser(): StreamParser {
         }
         case 'content_block_start': {
           const block = getRecord(event, 'content_block')
-          lastIsTool = getString(block, 'type') === 'tool_use'
+          const blockType = getString(block, 'type')
+          lastIsTool = blockType === 'tool_use'
           // Encrypted reasoning comes whole, in its start: kept as a whole
           // answer keeps it, or the next turn's tool_use lacks the reasoning
           // before it (Anthropic refuses that history while thinking is on).
-          if (getString(block, 'type') === 'redacted_thinking') {
+          if (blockType === 'redacted_thinking') {
             const data = getString(block, 'data')
             return data ? [{ type: 'signature', signature: data, redacted: true }] : []
           }
-          if (getString(block, 'type') !== 'tool_use') return []
+          // A block's start is its first piece, not only its type: Anthropic
+          // opens each one empty, but an Anthropic-compatible server
+          // (LiteLLM's, a translator in front of another model) may open it
+          // with text, thinking or a signature — which Anthropic's SDK
+          // (MessageStream) keeps as the block's beginning. Dropped, the
+          // answer lost its opening words, or all of them.
+          if (blockType === 'text' || blockType === 'thinking') {
+            const out = startEvents(block)
+            if (!sawContent && out.some(isContent)) sawContent = true
+            return out
+          }
+          if (blockType !== 'tool_use') return []
           const tool: StreamedTool = {
             id: getString(block, 'id') ?? '',
             name: getString(block, 'name') ?? '',
@@ -121,6 +136,7 @@ export function createAnthropicStreamParser(): StreamParser {
             // calls, not one whose arguments are both joined.
             index: toolCount++,
             hasArguments: false,
+            startInput: startInput(block, message.data),
           }
           tools.set(getCode(event, 'index') ?? '', tool)
           sawContent = true
@@ -215,6 +231,35 @@ interface StreamedTool {
   /** Its `StreamEvent` `index`: 0 for the answer's first tool_use block, 1 for the next, … */
   index: number
   hasArguments: boolean
+  /** The `input` its start gave, as written, when not `{}` (`startInput`). */
+  startInput?: string | undefined
+}
+
+/** The text or thinking (and signature) a text or thinking block's start carries; Anthropic's carries none. */
+function startEvents(block: Record<string, unknown> | undefined): StreamEvent[] {
+  const text = getString(block, 'text')
+  if (text) return [{ type: 'text', text }]
+  const out: StreamEvent[] = []
+  const thinking = getString(block, 'thinking')
+  if (thinking) out.push({ type: 'thinking', thinking })
+  const signature = getString(block, 'signature')
+  if (signature) out.push({ type: 'signature', signature })
+  return out
+}
+
+/**
+ * A tool_use start's `input` when it is not `{}` — Anthropic's always is,
+ * its input coming as `input_json_delta` pieces; a compatible server may
+ * give it whole here, with no piece after it. Anthropic's SDK keeps it
+ * unless pieces come (they replace it): so does the parser, sending it at
+ * the block's end where no argument text came, instead of `{}` — a call
+ * run with no arguments. As written in the event (`rawJsonValues`): an
+ * integer past 2^53 keeps its digits.
+ */
+function startInput(block: Record<string, unknown> | undefined, data: string): string | undefined {
+  const input = getRecord(block, 'input')
+  if (input === undefined || Object.keys(input).length === 0) return undefined
+  return rawJsonValues(data, ['content_block', 'input'])[0]?.text
 }
 
 function toolEvent(tool: StreamedTool, argumentsDelta: string): StreamEvent {
@@ -231,6 +276,8 @@ function toolEvent(tool: StreamedTool, argumentsDelta: string): StreamEvent {
 function closeTool(tool: StreamedTool): StreamEvent[] {
   if (tool.hasArguments) return []
   tool.hasArguments = true
+  // The input its start gave is the model's whole input: not the parser's `{}`.
+  if (tool.startInput !== undefined) return [toolEvent(tool, tool.startInput)]
   return [markUnfinished(toolEvent(tool, EMPTY_ARGUMENTS))]
 }
 

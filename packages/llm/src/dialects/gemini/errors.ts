@@ -152,6 +152,22 @@ export function readGeminiError(
     kind = 'quota_exhausted'
   }
   const messageWaitMs = retryInMessage(text)
+  // RetryInfo's `retryDelay` is the message's wait cut to whole seconds:
+  // "Please retry in 58.934310785s." beside `"retryDelay": "58s"`
+  // (googleapis/python-genai#2114), "… in 0.717s." beside "0s". Taken as it
+  // was, the retry (and the cooldown) ended up to a second before the quota
+  // refilled — refused again, and that 429's own "0s" sent the next one at
+  // once. The message's figure is the same wait, exact: it wins when it is
+  // RetryInfo's to the second; a rate limit's only, as `messageWaitMs` is.
+  if (
+    kind === 'rate_limited' &&
+    retryAfterMs !== undefined &&
+    messageWaitMs !== undefined &&
+    messageWaitMs > retryAfterMs &&
+    messageWaitMs < retryAfterMs + 1000
+  ) {
+    retryAfterMs = messageWaitMs
+  }
   // FAILED_PRECONDITION (400) "User location is not supported for the API
   // use." (google-gemini/gemini-cli#24641; ai.google.dev/gemini-api/docs/available-regions):
   // where this host is, not the project — unlike the free tier's "not

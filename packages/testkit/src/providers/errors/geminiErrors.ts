@@ -4,7 +4,10 @@ import type { ErrorReply } from '../types.js'
 /** Gemini API (google.rpc.Status) error bodies. */
 export const geminiErrors = {
   /**
-   * 429 `RESOURCE_EXHAUSTED` with a `RetryInfo.retryDelay` (e.g. `"34.4s"`).
+   * 429 `RESOURCE_EXHAUSTED` with the wait `retryDelay` (e.g. `"34.4s"`), as
+   * Google writes it: exact in the message ("Please retry in 34.4s."), cut to
+   * whole seconds in `RetryInfo.retryDelay` (`"34s"`; "Please retry in
+   * 58.934310785s." beside `"58s"` in googleapis/python-genai#2114).
    * `limit: 0` is the permanent variant: the model has no quota at all on
    * this tier, and waiting will not help.
    */
@@ -20,13 +23,14 @@ export const geminiErrors = {
     const limit = options.limit ?? 15
     const model = options.model ?? 'gemini-2.0-flash'
     const metric = 'generativelanguage.googleapis.com/generate_content_free_tier_requests'
+    const retryDelay = options.retryDelay ?? '34s'
     return {
       kind: 'error',
       status: 429,
       body: {
         error: {
           code: 429,
-          message: `You exceeded your current quota, please check your plan and billing details. For more information on this error, head to: https://ai.google.dev/gemini-api/docs/rate-limits.\n* Quota exceeded for metric: ${metric}, limit: ${limit}, model: ${model}\nPlease retry in ${options.retryDelay ?? '34s'}.`,
+          message: `You exceeded your current quota, please check your plan and billing details. For more information on this error, head to: https://ai.google.dev/gemini-api/docs/rate-limits.\n* Quota exceeded for metric: ${metric}, limit: ${limit}, model: ${model}\nPlease retry in ${retryDelay}.`,
           status: 'RESOURCE_EXHAUSTED',
           details: [
             {
@@ -51,7 +55,7 @@ export const geminiErrors = {
             },
             {
               '@type': 'type.googleapis.com/google.rpc.RetryInfo',
-              retryDelay: options.retryDelay ?? '34s',
+              retryDelay: wholeSeconds(retryDelay),
             },
           ],
         },
@@ -140,6 +144,15 @@ export const geminiErrors = {
   invalidArgument(message = 'Request contains an invalid argument.'): ErrorReply {
     return rpcError(400, 'INVALID_ARGUMENT', message)
   },
+}
+
+/**
+ * A protobuf `Duration`'s seconds as `RetryInfo` carries them, the fraction
+ * cut (`"34.4s"` → `"34s"`, `"0.05s"` → `"0s"`); anything else as it is.
+ */
+function wholeSeconds(delay: string): string {
+  const match = /^(\d+)\.\d+s$/.exec(delay)
+  return match === null ? delay : `${match[1]}s`
 }
 
 /** A `google.rpc.Status` error body without details, on its HTTP status. */
