@@ -32,6 +32,23 @@ const CONFIG_NAMES = Object.keys({
 } satisfies Record<keyof HourglassInstrumentationConfig, true>)
 
 /**
+ * The config as kept: `enabled` defaulted (null or absent reads `true`, as in
+ * OpenTelemetry's base class). No config at all (`null`, `undefined`) is the
+ * default one, as OpenTelemetry's `setConfig` spreads it: code written for
+ * any instrumentation (`i.setConfig(saved)`, a config table's missing entry)
+ * got "options must be an object, got null", or a `Cannot destructure`
+ * TypeError naming nothing for `undefined`.
+ */
+function readConfig(
+  config: HourglassInstrumentationConfig | null | undefined,
+  caller: string,
+): HourglassInstrumentationConfig {
+  if (config == null) return { enabled: true }
+  checkConfig(config, caller)
+  return { ...config, enabled: config.enabled ?? true }
+}
+
+/**
  * An unknown key is a mistake, refused as deadline() and createFetch() refuse
  * one: ignored, `{ enable: false }` left the instrumentation subscribed.
  */
@@ -72,9 +89,8 @@ export class HourglassInstrumentation {
   readonly #traceStops: Array<() => void> = []
   readonly #metricStops: Array<() => void> = []
 
-  constructor(config: HourglassInstrumentationConfig = {}) {
-    checkConfig(config, 'new HourglassInstrumentation()')
-    this.#config = { ...config, enabled: config.enabled ?? true }
+  constructor(config?: HourglassInstrumentationConfig | null) {
+    this.#config = readConfig(config, 'new HourglassInstrumentation()')
     if (this.#config.enabled) this.enable()
   }
 
@@ -131,9 +147,8 @@ export class HourglassInstrumentation {
   }
 
   /** Replaces the config; `enabled` (default `true`) takes effect at the next construction, as in OpenTelemetry's base class. */
-  setConfig(config: HourglassInstrumentationConfig): void {
-    checkConfig(config, 'HourglassInstrumentation.setConfig()')
-    this.#config = { enabled: true, ...config }
+  setConfig(config?: HourglassInstrumentationConfig | null): void {
+    this.#config = readConfig(config, 'HourglassInstrumentation.setConfig()')
   }
 
   getConfig(): HourglassInstrumentationConfig {

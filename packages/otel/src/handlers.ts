@@ -184,10 +184,38 @@ export function modelAttemptErrorType(m: {
   errorClass?: string | undefined
   status?: number | undefined
   stoppedBy?: string | undefined
+  deadline?: { readonly done: boolean; readonly reason: unknown } | undefined
 }): string | undefined {
   if (endedInError(m)) return ENDED_IN_ERROR_TYPE
   if (m.decision === 'success' || modelStoppedByCaller(m)) return undefined
-  return modelErrorType(m.errorKind) ?? m.errorClass ?? modelStatusType(m.status) ?? 'error'
+  return (
+    cancelledBy(m) ??
+    modelErrorType(m.errorKind) ??
+    m.errorClass ??
+    modelStatusType(m.status) ??
+    'error'
+  )
+}
+
+/**
+ * The code of the cancel that stopped a model attempt (core's `errorCode` of
+ * its deadline's reason: `CLIENT_CLOSED` when the client left, a shutdown's
+ * own), for llm's `aborted` when the caller did not stop it: its deadline
+ * was cancelled. Its egress span, and instrumentation-undici's beside it,
+ * say that code (fetch reads the deadline's reason); the chat span and the
+ * duration metric said `aborted`, as for a caller's own abort, and a query
+ * for `error.type = CLIENT_CLOSED` missed every model attempt a client's
+ * leaving cut — as `DEADLINE_EXCEEDED` once missed the expired ones.
+ */
+function cancelledBy(m: {
+  errorKind?: string | undefined
+  stoppedBy?: string | undefined
+  deadline?: { readonly done: boolean; readonly reason: unknown } | undefined
+}): string | undefined {
+  if (m.errorKind !== 'aborted' || m.stoppedBy === 'caller') return undefined
+  const deadline = m.deadline
+  if (deadline?.done !== true || deadline.reason === undefined) return undefined
+  return errorCode(deadline.reason)
 }
 
 /**

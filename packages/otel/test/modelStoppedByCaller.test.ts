@@ -208,8 +208,30 @@ describe('still failures', () => {
         'error.type': code,
         'hourglass.deadline.phase': 'body',
       })
+      // The chat span and the duration say the same code as the egress span.
+      expect(chat.attributes['error.type']).toBe(code)
+      expect(await durationErrorTypes()).toEqual([code])
     },
   )
+
+  // llm says `aborted` for a cancelled deadline as for the caller's own
+  // abort: the chat span and the duration metric said `aborted` beside an
+  // egress span (and instrumentation-undici's) saying CLIENT_CLOSED, and a
+  // query for the clients that left missed the model attempts they cut.
+  it('the deadline is cancelled mid-stream (the client left): the chat span and the duration say CLIENT_CLOSED, as the egress span', async () => {
+    const setup = await streamOn(STALLS_AFTER_FIRST_TOKEN)
+    try {
+      for await (const event of setup.stream)
+        if (event.type === 'text') setup.deadline.cancel(new ClientClosedError())
+    } catch {
+      // the deadline's error
+    }
+    const { chat, egress } = await setup.ended()
+    expect(egress.attributes['error.type']).toBe('CLIENT_CLOSED')
+    expect(chat.status.code).toBe(SpanStatusCode.ERROR)
+    expect(chat.attributes['error.type']).toBe('CLIENT_CLOSED')
+    expect(await durationErrorTypes()).toEqual(['CLIENT_CLOSED'])
+  })
 
   it('the caller’s signal aborted before any answer: ERROR aborted, as the egress span of a stop before the answer', async () => {
     const setup = await streamOn(reply.hang())

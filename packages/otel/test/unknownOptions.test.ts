@@ -115,6 +115,27 @@ describe('HourglassInstrumentation', () => {
     on.setConfig({ enabled: false })
     expect(on.getConfig()).toEqual({ enabled: false })
   })
+
+  // As OpenTelemetry's base class spreads it: code written for any
+  // instrumentation (`setConfig(saved)`, a config table's missing entry) got
+  // "options must be an object, got null", or for undefined a TypeError
+  // from destructuring that named nothing.
+  it('takes no config (null, undefined) as the default one, in setConfig and the constructor', () => {
+    const off = new HourglassInstrumentation({ enabled: false })
+    for (const none of [null, undefined]) {
+      off.setConfig({ enabled: false })
+      off.setConfig(none)
+      expect(off.getConfig()).toEqual({ enabled: true })
+      // The config alone changed, as in OpenTelemetry's: nothing subscribed.
+      expect(coreChannels.sliceEnd.hasSubscribers).toBe(false)
+    }
+    off.setConfig({ enabled: null } as never)
+    expect(off.getConfig()).toEqual({ enabled: true })
+    const on = new HourglassInstrumentation(null)
+    enabled.push(on)
+    expect(on.getConfig()).toEqual({ enabled: true })
+    expect(coreChannels.sliceEnd.hasSubscribers).toBe(true)
+  })
 })
 
 describe('instrumentDeadlines', () => {
