@@ -52,6 +52,10 @@ export function createConnector(options: ConnectorOptions = {}): buildConnector.
   return connectorFor(resolveOptions(options, 'createConnector()'), options.tls)
 }
 
+/** ALPN as undici's own connector offers it, with and without the Agent's `allowH2`. */
+const H1_ONLY = ['http/1.1']
+const H2_OR_H1 = ['http/1.1', 'h2']
+
 /** The connector over options already resolved (createFetch resolves them once for agent, connector and interceptor). */
 export function connectorFor(
   config: ResolvedOptions,
@@ -157,6 +161,11 @@ export function connectorFor(
     }
 
     const https = opts.protocol === 'https:'
+    // The Agent's `allowH2`, which undici hands a connector function with
+    // `socketPath` (undici's types do not list it): HTTP/2 is offered as
+    // undici's own connector offers it. Ignored, an Agent made with
+    // `allowH2: true` spoke HTTP/1.1 to every origin without a word.
+    const offersH2 = (opts as { allowH2?: unknown }).allowH2 === true
     // A socket given by the caller (undici's `httpSocket`: the tunnel a
     // ProxyAgent opened with CONNECT) carries the TLS connection, as undici's
     // own connector has it. Ignored, the connection went straight to the
@@ -298,7 +307,7 @@ export function connectorFor(
                 ...target,
                 ...(tunnel !== undefined ? { socket: tunnel } : {}),
                 ...(servername ? { servername } : {}),
-                ALPNProtocols: ['http/1.1'],
+                ALPNProtocols: offersH2 ? H2_OR_H1 : H1_ONLY,
               })
             : netConnect(target),
         )

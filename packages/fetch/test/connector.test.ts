@@ -1,6 +1,7 @@
 import { once } from 'node:events'
 import { readFileSync } from 'node:fs'
 import { createServer as createPlainServer } from 'node:http'
+import { createSecureServer as createH2Server } from 'node:http2'
 import { createServer, type Server } from 'node:https'
 import { type AddressInfo, connect as netConnect } from 'node:net'
 import type { TLSSocket } from 'node:tls'
@@ -12,6 +13,7 @@ import {
   createConnector,
   createFetch,
   DnsError,
+  deadlineInterceptor,
   type HourglassFetch,
   type LookupFunction,
 } from '../src/index.js'
@@ -218,6 +220,35 @@ describe("the Agent's own connect options", () => {
       expect(await res.body.text()).toBe('ok')
     }
     expect(seenFrom).toEqual(['::ffff:127.0.0.2', '::ffff:127.0.0.2', '::ffff:127.0.0.2'])
+  })
+
+  it("an Agent's allowH2 offers HTTP/2 as undici's connector does (ALPN h2); without it, HTTP/1.1", async () => {
+    // A server that speaks both, and says which one each request came over.
+    const server = createH2Server({ cert, key, allowHTTP1: true }, (req, res) => {
+      res.end(req.httpVersion)
+    })
+    const sessions = new Set<{ destroy(): void }>()
+    server.on('session', (session) => sessions.add(session))
+    server.listen(0, '127.0.0.1')
+    await once(server, 'listening')
+    closers.push(async () => {
+      for (const session of sessions) session.destroy()
+      await new Promise((resolve) => server.close(resolve))
+    })
+    const url = `https://svc.test:${(server.address() as AddressInfo).port}/`
+    const versions: string[] = []
+    for (const allowH2 of [true, false]) {
+      // undici hands a connector function the Agent's allowH2; before, ours
+      // offered http/1.1 alone, and `allowH2: true` was dropped without a word.
+      const agent = new Agent({
+        allowH2,
+        connect: createConnector({ lookup: loopback, tls: { ca: cert } }),
+      })
+      closers.push(() => agent.close())
+      const res = await request(url, { dispatcher: agent.compose(deadlineInterceptor()) })
+      versions.push(await res.body.text())
+    }
+    expect(versions).toEqual(['2.0', '1.1'])
   })
 
   it("undici's httpSocket (a tunnel a proxy opened) carries the TLS connection: no lookup, no socket of its own", async () => {
