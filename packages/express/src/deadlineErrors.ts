@@ -119,6 +119,7 @@ export function deadlineErrors(...misuse: never[]): ErrorRequestHandler {
     if (ingress?.cut && (reason === ingress.deadline.reason || isPrematureClose(error))) return
     if (ingress?.answered) {
       if (deadlineError || isAbortError(error) || isHeadersSent(error)) return
+      if (isDroppedBodyRead(error, req)) return
       next(error)
       return
     }
@@ -291,6 +292,31 @@ function isHeadersSent(error: unknown): boolean {
   return (
     field(error, 'code') === 'ERR_HTTP_HEADERS_SENT' ||
     field(error, 'message') === "Can't set headers after they are sent."
+  )
+}
+
+/**
+ * body-parser's errors (`express.json()` and its siblings, both majors) for
+ * a body Node had thrown away. A layer ahead of the parser (an auth lookup,
+ * a session store) outlasted the deadline; once the 504 was out, Node
+ * drained the body nobody was reading (`_dump`: what had arrived, and what
+ * arrives after, goes to no listener), and that layer's late `next()` then
+ * ran the parser on what was left of it: "stream is not readable" for a
+ * body already drained (body-parser 1, Express 4's), "request size did not
+ * match content length" for one still arriving, or a parse or verify
+ * failure of its tail. Passed on, the app's error handler logged a 500 or a
+ * 400 for every such 504: the deadline's doing, not the client's or the app's.
+ */
+const DROPPED_BODY_ERRORS: ReadonlySet<unknown> = new Set([
+  'stream.not.readable',
+  'request.size.invalid',
+  'entity.parse.failed',
+  'entity.verify.failed',
+])
+
+function isDroppedBodyRead(error: unknown, req: IncomingMessage): boolean {
+  return (
+    (req as { _dumped?: unknown })._dumped === true && DROPPED_BODY_ERRORS.has(field(error, 'type'))
   )
 }
 

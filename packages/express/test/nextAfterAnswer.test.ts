@@ -1,9 +1,9 @@
 import { connect, type Socket } from 'node:net'
 import { ManualClock } from '@hourglass/core'
-import type { RequestHandler } from 'express'
+import type { ErrorRequestHandler, RequestHandler } from 'express'
 import { request } from 'undici'
 import { afterEach, describe, expect, it } from 'vitest'
-import { deadline } from '../src/index.js'
+import { deadline, deadlineErrors } from '../src/index.js'
 import { client, deferred, listen, majors, type Running } from './support/servers.js'
 
 /**
@@ -118,6 +118,68 @@ describe.each(majors)('a next() after the deadline answered ($name)', (major) =>
     await raw.until('{"created":true}')
     expect(raw.received()).toMatch(/^HTTP\/1\.1 200 /)
   })
+
+  /**
+   * A layer ahead of the parser (an auth lookup, a session store) outlasts
+   * the deadline: once the 504 is out Node drains the body nobody reads,
+   * and the parser that layer's late next() reaches reads what is left.
+   */
+  async function parserAfterSlowLayer(firstPart: string, rest: string) {
+    const clock = new ManualClock()
+    const arrived = deferred()
+    const lookup = deferred()
+    const handled = deferred<unknown>()
+    const passedOn: unknown[] = []
+    const errors = deadlineErrors()
+    const app = major.app()
+    app.use(deadline({ clock, reserveMs: 0 }))
+    app.use(async (_req, _res, next) => {
+      arrived.resolve()
+      await lookup.promise
+      next()
+    })
+    app.use(major.json())
+    app.post('/orders', (_req, res) => {
+      res.json({ created: true })
+    })
+    // deadlineErrors(), recording what it passes on to the app's handlers.
+    const recorded: ErrorRequestHandler = (error, req, res, _next) => {
+      errors(error, req, res, (passed) => passedOn.push(passed))
+      handled.resolve(error)
+    }
+    app.use(recorded)
+    server = await listen(app)
+    const raw = rawClient(server.url)
+    socket = raw.socket
+    raw.socket.write(
+      'POST /orders HTTP/1.1\r\nHost: x\r\ncontent-type: application/json\r\n' +
+        `content-length: ${firstPart.length + rest.length}\r\n` +
+        `x-deadline-remaining-ms: 1000\r\n\r\n${firstPart}`,
+    )
+    await arrived.promise
+    clock.advance(1000)
+    await raw.until('\r\n\r\n')
+    expect(raw.received()).toMatch(/^HTTP\/1\.1 504 /)
+    lookup.resolve()
+    if (rest !== '') raw.socket.write(rest)
+    return { error: await handled.promise, passedOn }
+  }
+
+  it("a body parser reached after the 504, its body still arriving: its error for the body Node drained reaches none of the app's error handlers", async () => {
+    const { error, passedOn } = await parserAfterSlowLayer('{"a":', '12345}')
+    // What the parser read: the tail alone, short of the declared length.
+    expect(error).toMatchObject({ type: 'request.size.invalid' })
+    expect(passedOn).toEqual([])
+  })
+
+  it.runIf(major.name === 'express 4')(
+    "a body parser reached after the 504, its body drained already: body-parser 1's 'stream is not readable' reaches none of the app's error handlers",
+    async () => {
+      const { error, passedOn } = await parserAfterSlowLayer('{"a":12345}', '')
+      expect(error).toMatchObject({ type: 'stream.not.readable' })
+      expect(passedOn).toEqual([])
+    },
+  )
 
   it('a route that answered in time passes the check: the middleware after it runs', async () => {
     const after = deferred<{ aborted: boolean }>()
