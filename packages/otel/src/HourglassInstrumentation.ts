@@ -32,8 +32,10 @@ const CONFIG_NAMES = Object.keys({
 } satisfies Record<keyof HourglassInstrumentationConfig, true>)
 
 /**
- * The config as kept: `enabled` defaulted (null or absent reads `true`, as in
- * OpenTelemetry's base class). No config at all (`null`, `undefined`) is the
+ * The config as kept, as OpenTelemetry's base class keeps it: `{ enabled:
+ * true, ...config }` (an `enabled` given as undefined or null stays so, and
+ * `registerInstrumentations`, which enables what `getConfig().enabled` does
+ * not say is on, enables it). No config at all (`null`, `undefined`) is the
  * default one, as OpenTelemetry's `setConfig` spreads it: code written for
  * any instrumentation (`i.setConfig(saved)`, a config table's missing entry)
  * got "options must be an object, got null", or a `Cannot destructure`
@@ -45,7 +47,7 @@ function readConfig(
 ): HourglassInstrumentationConfig {
   if (config == null) return { enabled: true }
   checkConfig(config, caller)
-  return { ...config, enabled: config.enabled ?? true }
+  return { enabled: true, ...config }
 }
 
 /**
@@ -91,7 +93,8 @@ export class HourglassInstrumentation {
 
   constructor(config?: HourglassInstrumentationConfig | null) {
     this.#config = readConfig(config, 'new HourglassInstrumentation()')
-    if (this.#config.enabled) this.enable()
+    // An `enabled` given as null or undefined enables, as it always did here.
+    if (this.#config.enabled ?? true) this.enable()
   }
 
   /** Subscribe to every channel. Calling it twice is harmless. */
