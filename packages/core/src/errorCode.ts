@@ -26,10 +26,20 @@ export function errorCode(error: unknown): string {
 /**
  * True for an abort: a `DOMException`/`Error` named `AbortError` (what
  * `AbortController.abort()` with no reason, fetch and undici throw) or
- * Node's `ABORT_ERR` code. A deadline's own expiry is not an abort — use
- * `isDeadlineExceeded` for that.
+ * Node's `ABORT_ERR` code; and what the common HTTP clients throw in its
+ * place when their signal aborts, which says so by neither: the official
+ * OpenAI and Anthropic SDKs' `APIUserAbortError` (no name of its own, no
+ * cause: known by its class's name), axios's `CanceledError` and got's
+ * `CancelError` (code `ERR_CANCELED`). Not told apart, a handler awaiting
+ * `openai.chat.completions.create(…, { signal: req.deadline.signal })`
+ * reached the app's error handlers after its 504 with "Request was
+ * aborted.", and its slice read `failed`, not `cancelled`. A deadline's own
+ * expiry is not an abort — use `isDeadlineExceeded` for that.
  */
 export function isAbortError(error: unknown): boolean {
   if (typeof error !== 'object' || error === null) return false
-  return fieldOf(error, 'name') === 'AbortError' || fieldOf(error, 'code') === 'ABORT_ERR'
+  if (fieldOf(error, 'name') === 'AbortError') return true
+  const code = fieldOf(error, 'code')
+  if (code === 'ABORT_ERR' || code === 'ERR_CANCELED') return true
+  return fieldOf(fieldOf(error, 'constructor'), 'name') === 'APIUserAbortError'
 }

@@ -89,6 +89,17 @@ describe('typed errors', () => {
     const nodeAbort = await sleep(10_000, undefined, { signal: controller.signal }).catch((e) => e)
     expect(isAbortError(nodeAbort)).toBe(true)
     expect(isAbortError(Object.assign(new Error('x'), { code: 'ABORT_ERR' }))).toBe(true)
+    // What HTTP clients throw for their signal's abort, naming it neither way.
+    const { APIUserAbortError } = await import('openai')
+    const sdkAbort = new APIUserAbortError()
+    expect(sdkAbort.name).toBe('Error')
+    expect(isAbortError(sdkAbort)).toBe(true)
+    // axios's CanceledError, got's CancelError.
+    const canceled = Object.assign(new Error('canceled'), {
+      name: 'CanceledError',
+      code: 'ERR_CANCELED',
+    })
+    expect(isAbortError(canceled)).toBe(true)
     expect(isAbortError(new DeadlineExceededError({ budgetMs: 1, elapsedMs: 1 }))).toBe(false)
     expect(isAbortError(new ClientClosedError())).toBe(false)
     for (const odd of [undefined, null, 'AbortError', new Error('AbortError')]) {

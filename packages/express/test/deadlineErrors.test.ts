@@ -1,6 +1,7 @@
 import { once } from 'node:events'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
-import { connect } from 'node:net'
+import { createServer } from 'node:http'
+import { type AddressInfo, connect } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
@@ -188,6 +189,50 @@ describe.each(majors)('deadlineErrors() ($name)', (major) => {
     await next.body.dump()
     expect(next.statusCode).toBe(404)
     expect(passedOn).toEqual([])
+  })
+
+  it("swallows the official OpenAI client's APIUserAbortError, thrown for the deadline's signal after the 504 (named neither AbortError nor ABORT_ERR)", async () => {
+    // A provider that never answers: the SDK's call ends only by the signal.
+    const hung = createServer(() => {})
+    hung.listen(0, '127.0.0.1')
+    await once(hung, 'listening')
+    const { port } = hung.address() as AddressInfo
+    const { default: OpenAI } = await import('openai')
+    const openai = new OpenAI({
+      baseURL: `http://127.0.0.1:${port}/v1`,
+      apiKey: 'sk-test',
+      maxRetries: 0,
+    })
+    const thrown = deferred<unknown>()
+    try {
+      const { url, passedOn } = await serve((app) => {
+        app.get(
+          '/',
+          major.route(async (req) => {
+            try {
+              await openai.chat.completions.create(
+                { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Hi' }] },
+                { signal: req.deadline.signal },
+              )
+            } catch (error) {
+              thrown.resolve(error)
+              throw error
+            }
+          }),
+        )
+      })
+      const got = await get(url, { 'x-deadline-remaining-ms': '50' })
+      expect(got.status).toBe(504)
+      expect(((await thrown.promise) as object).constructor.name).toBe('APIUserAbortError')
+      // Its rejection has reached deadlineErrors() by the time the next request is served.
+      const next = await request(`${url}/missing`, { dispatcher: agent })
+      await next.body.dump()
+      expect(next.statusCode).toBe(404)
+      expect(passedOn).toEqual([])
+    } finally {
+      hung.closeAllConnections()
+      hung.close()
+    }
   })
 
   it("answers nothing for the AbortError Node's own APIs throw when the client left (its cause a ClientClosedError), and passes nothing on", async () => {
