@@ -85,6 +85,8 @@ export class ServerCall {
   #streamed = false
   #outcome: GrpcServerEndMessage['outcome'] = 'ok'
   #finished = false
+  /** grpc-js told us the call was cancelled (the client's reset, its connection gone, grpc-js's own timer). */
+  #cancelled = false
   /** When the call arrived, on the deadline's clock. */
   readonly #arrivedAt: number
   /** The same instant on the wall clock, which grpc-js's deadline is on. */
@@ -113,7 +115,7 @@ export class ServerCall {
   readonly listener: ServerListener = {
     onReceiveMetadata: (metadata, next) => this.#arrive(metadata, next),
     onReceiveMessage: (message, next) => this.#inContext(() => next(message)),
-    onReceiveHalfClose: (next) => this.#inContext(next),
+    onReceiveHalfClose: (next) => this.#halfClose(next),
     onCancel: () => this.#onCancel(),
   }
 
@@ -284,6 +286,30 @@ export class ServerCall {
     this.#finish(deadline)
   }
 
+  /**
+   * The client's half-close: for a unary or server-streaming method, where
+   * grpc-js calls the handler from it, at once; for a client-streaming or
+   * bidi one, at the next turn of the event loop, and not at all if the
+   * client cancelled meanwhile. A Node HTTP/2 client that cancels (a grpc-js
+   * `call.cancel()`, its deadline) ends its side of the stream before it
+   * resets it (grpc/grpc-node#2583): both frames come in one read, and
+   * grpc-js handed the half-close on first, as the stream's `end`. An upload
+   * cancelled half-way then looked complete: a `for await` over it finished
+   * normally, `end` fired, and the handler stored the part it had as the
+   * whole, then answered OK to a client long gone. By the next turn the
+   * reset has been read, and the handler sees `cancelled` (and its deadline
+   * cancelled with ClientClosedError) instead.
+   */
+  #halfClose(next: () => void): void {
+    if (!this.#method.requestStream) {
+      this.#inContext(next)
+      return
+    }
+    setImmediate(() => {
+      if (!this.#cancelled) this.#inContext(next)
+    })
+  }
+
   #inContext(fn: () => void): void {
     if (this.#closed) return
     const deadline = this.#deadline
@@ -348,6 +374,7 @@ export class ServerCall {
    * answered. A status that went through us says which.
    */
   #onCancel(): void {
+    this.#cancelled = true
     if (this.#finished) return
     const unarrived = this.#deadline === undefined
     // grpc-js arms a plain timer for its deadline, and timers can fire up to
@@ -454,11 +481,13 @@ export class ServerCall {
    * detaches a destroyed stream from its session, and grpc-js's `getPeer()`
    * turns 'unknown'), whereas after a status that was written onCancel runs
    * before the stream can close. A peer with no address (a Unix socket) is
-   * 'unknown' from the start: its answers count as given. Not caught: a
-   * cancel while the stream is idle. The answer to its half-close goes out
-   * at once and onCancel runs before the reset is read; the private HTTP/2
-   * stream's rstCode would show it only when the reset beats the answer's
-   * close, which it often does not (tried: a bidi echo closed clean, code 0).
+   * 'unknown' from the start: its answers count as given. The half-close
+   * of a cancel is no longer handed on when the reset comes in the same read
+   * (#halfClose). Not caught: a half-close and a reset read apart, the
+   * stream idle. The answer to the half-close goes out at once and onCancel
+   * runs before the reset is read; the private HTTP/2 stream's rstCode would
+   * show it only when the reset beats the answer's close, which it often
+   * does not (tried: a bidi echo closed clean, code 0).
    */
   #answerLost(): boolean {
     return this.#outcome === 'ok' && this.#streamGone()

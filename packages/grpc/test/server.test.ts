@@ -525,7 +525,7 @@ describe('deadlineServerInterceptor: when time runs out', () => {
     })
   })
 
-  it('a bidi call the client cancels ends client-cancelled, though the handler answered OK to the end grpc-js handed it', async () => {
+  it('a bidi call the client cancels ends client-cancelled, and the handler is not handed the half-close the cancel sent first', async () => {
     const cancelled = watch<{ method: string; elapsedMs: number }>(
       grpcChannels.serverClientCancelled,
     )
@@ -536,7 +536,7 @@ describe('deadlineServerInterceptor: when time runs out', () => {
         currentDeadline()!.onDone((why) => reason.resolve(why))
         call.on('data', (message) => call.write(message))
         // A cancelling grpc-js client half-closes before it resets the
-        // stream: the handler sees this `end` and answers OK, too late.
+        // stream: handed on, this `end` answered OK, too late.
         call.on('end', () => call.end())
       }) satisfies handleBidiStreamingCall<unknown, unknown>,
     })
@@ -554,6 +554,43 @@ describe('deadlineServerInterceptor: when time runs out', () => {
     })
     expect(cancelled.messages).toHaveLength(1)
     expect(isClientClosed(await reason.promise)).toBe(true)
+  })
+
+  it('an upload the client cancels half-way is not handed to the handler as complete: no `end`, only `cancelled`, its deadline cancelled', async () => {
+    const ends = watch<GrpcServerEndMessage>(grpcChannels.serverEnd)
+    const received = deferred()
+    const reason = deferred<unknown>()
+    const seen: string[] = []
+    const work = await serve({
+      clientStream: ((call, callback) => {
+        currentDeadline()!.onDone((why) => reason.resolve(why))
+        call.on('data', () => {
+          seen.push('data')
+          received.resolve()
+        })
+        // An upload handler stores what it got on `end`, as the whole upload.
+        call.on('end', () => {
+          seen.push('end')
+          callback(null, { stored: true })
+        })
+        call.on('cancelled', () => seen.push('cancelled'))
+      }) satisfies handleClientStreamingCall<unknown, unknown>,
+    })
+    const answer = deferred<ServiceError | null>()
+    const upload = work.clientStream(new Metadata(), { deadline: Date.now() + 10_000 }, (error) =>
+      answer.resolve(error),
+    )
+    upload.write({ chunk: 1 })
+    await received.promise
+    // A grpc-js client's cancel ends its side of the stream, then resets it.
+    upload.cancel()
+    expect((await answer.promise)?.code).toBe(status.CANCELLED)
+    await ends.count(1)
+    expect(isClientClosed(await reason.promise)).toBe(true)
+    // A half-close still held would be handed on by now.
+    await new Promise((resolve) => setImmediate(resolve))
+    expect(seen).toEqual(['data', 'cancelled'])
+    expect(ends.messages[0]).toMatchObject({ outcome: 'client-cancelled', code: status.CANCELLED })
   })
 
   it('observe mode reports a call that would have been cut, but neither answers nor aborts', async () => {
