@@ -21,12 +21,13 @@ import {
 } from './channels.js'
 import { isExpiryToldEarly } from './expiryToldEarly.js'
 import { guardDelay, isDelayRefusal } from './guardDelay.js'
-import { JobDeadlineExceededError } from './JobDeadlineExceededError.js'
+import { isJobDeadlineExceeded, JobDeadlineExceededError } from './JobDeadlineExceededError.js'
 import { isJobLockLost, JobLockLostError } from './JobLockLostError.js'
 import { isDeferral, isOwnMove, nextAttempt } from './nextAttempt.js'
 import { onLockLost } from './onLockLost.js'
 import { readRedisTime, scriptClientOf, toLocalMs } from './redisTime.js'
 import { DEADLINE_OPTION, type MalformedDeadline, readStoredDeadline } from './storedDeadline.js'
+import { withCauseStack } from './withCauseStack.js'
 
 export interface WithDeadlineOptions {
   /**
@@ -409,6 +410,8 @@ export function withDeadline<
     // or `no_time_to_retry`, nor nothing because the run happened to succeed.
     let enforced: BullmqEnforcedOutcome | undefined = tooLate ? 'expired' : undefined
     let thrown: unknown
+    /** The deadline error made for the processor's failure, handed to BullMQ instead of it. */
+    let instead: JobDeadlineExceededError | undefined
     let retryDelayMs: number | undefined
     // Under an observe-only deadline it refuses nothing, and records what it would have refused.
     const delayGuard = guardDelay(job, deadline, {
@@ -447,6 +450,10 @@ export function withDeadline<
       outcome = decided.outcome
       enforced ??= decided.enforced
       retryDelayMs = decided.retryDelayMs
+      const handed = decided.error
+      if (handed !== error && isJobDeadlineExceeded(handed) && handed.cause === error) {
+        instead = handed
+      }
       throw decided.error
     } finally {
       unwatch()
@@ -475,6 +482,10 @@ export function withDeadline<
       // the other jobs' deadlines due now fire first and their calls are
       // aborted on time, not after this job's bookkeeping.
       if (ended) await new Promise<void>((resolve) => setImmediate(resolve))
+      // With the processor's stack after its own: BullMQ stores this error's
+      // stack as the job's `stacktrace`, the only one a dashboard shows.
+      // After the turn above: formatting two stacks is bookkeeping too.
+      if (instead) withCauseStack(instead, instead.cause)
     }
   }
   return Object.assign(wrapped, { counts }) as DeadlineProcessor<DataType, ResultType, NameType>

@@ -181,6 +181,42 @@ describe.skipIf(!available)('withDeadline: a worker enforces the deadline a job 
     expect(clock.pendingTimers).toBe(0)
   })
 
+  it("a job its deadline ends keeps the processor's stack in its stacktrace (what Bull Board shows), after the worker's own: stopped, or its retry dropped", async () => {
+    const { queue, events, name } = await redis.queue()
+    const clock = new ManualClock()
+    const running = signal<Deadline>()
+    // Named, so its frame is told apart in the stack BullMQ stores.
+    async function renderReport(job: Job, jobSignal: AbortSignal): Promise<never> {
+      if (job.name === 'flaky') throw new Error('upstream 503')
+      running.resolve(currentDeadline()!)
+      await once(jobSignal, 'abort')
+      throw new Error('render interrupted')
+    }
+    redis.worker(
+      name,
+      withDeadline((job, _token, jobSignal) => renderReport(job, jobSignal!), { clock }),
+    )
+    const deadline = Deadline.after(60_000, { clock: new ManualClock() })
+    const stopped = await addWithDeadline(queue, 'slow', {}, { deadline })
+    clock.advance((await running.promise).remaining() + 1)
+    const dropped = await addWithDeadline(
+      queue,
+      'flaky',
+      {},
+      { deadline, attempts: 3, backoff: { type: 'fixed', delay: 120_000 } },
+    )
+    for (const [job, cause] of [
+      [stopped, 'render interrupted'],
+      [dropped, 'upstream 503'],
+    ] as const) {
+      expect(await finished(job, events, queue)).toMatchObject({ state: 'failed' })
+      const [trace] = (await queue.getJob(job.id!))!.stacktrace ?? []
+      expect(trace).toMatch(/^UnrecoverableError: deadline_exceeded: /)
+      expect(trace).toContain(`\nCaused by: Error: ${cause}\n`)
+      expect(trace).toMatch(/at renderReport \(.*withDeadline\.test\.ts:\d+/)
+    }
+  })
+
   describe('outbound calls inside a job', () => {
     let server: Server | undefined
     afterEach(async () => {
