@@ -339,6 +339,60 @@ describe('gateway config validation names the field', () => {
     expect(problems({ ...valid(), redis: { url: 'redis://?path=/run/redis.sock' } })).toEqual([])
   })
 
+  it(`a \${NAME} written in a value is refused, naming the { "env": NAME } that reads it`, () => {
+    // As docker-compose or a shell would expand it: nothing here does. The
+    // key went out as the text `${OPENAI_KEY}` (every request a 401, the
+    // keys retired until restart), the Redis host was `${REDIS_HOST}`.
+    const input = valid() as ReturnType<typeof valid> & Record<string, unknown>
+    input.providers.openai.apiKeys = [`\${OPENAI_KEY}`, '$OPENAI_KEY_2']
+    input.providers.qwen.baseURL = `https://\${QWEN_HOST:-dashscope.aliyuncs.com}/v1`
+    input['redis'] = { url: `redis://:pa55word@\${REDIS_HOST}:6379` }
+    expect(problems(input)).toEqual([
+      `providers.openai.apiKeys[0]: expected a value, not \${OPENAI_KEY}: the config is plain JSON and nothing expands it (it would be sent as written); read the variable with { "env": "OPENAI_KEY" }`,
+      'providers.openai.apiKeys[1]: expected a value, not $OPENAI_KEY_2: the config is plain JSON and nothing expands it (it would be sent as written); read the variable with { "env": "OPENAI_KEY_2" }',
+      `providers.qwen.baseURL: expected a value, not \${QWEN_HOST:-dashscope.aliyuncs.com}: the config is plain JSON and nothing expands it (it would be sent as written); read the variable with { "env": "QWEN_HOST" }`,
+      `redis.url: expected a value, not \${REDIS_HOST}: the config is plain JSON and nothing expands it (it would be sent as written); read the variable with { "env": "REDIS_HOST" }`,
+    ])
+    // The shell's `$` inside { env } names no variable either.
+    const named = valid()
+    named.providers.openai.apiKeys = [{ env: '$OPENAI_KEY' }] as unknown as string[]
+    expect(problems(named, { OPENAI_KEY: 'sk-from-env' })).toEqual([
+      'providers.openai.apiKeys[0]: environment variable $OPENAI_KEY is not set (the name goes alone: { "env": "OPENAI_KEY" })',
+    ])
+    // A `$` that is no reference is a value like any other.
+    const dollars = valid()
+    dollars.providers.openai.apiKeys = ['sk-a$b', '$5-key-x']
+    expect(problems(dollars)).toEqual([])
+  })
+
+  it('a redis.url whose path or db names no database number is refused at its field', () => {
+    // ioredis sent `SELECT NaN` for `/hourglass` (a namespace meant; that is
+    // redis.keyPrefix) and left the refusal unhandled: `hourglass gateway`
+    // ended with a stack trace once Redis connected (exit 1, right after
+    // "listening"), or, Redis down at start, when it came back.
+    const path =
+      'redis.url: expected nothing after the host but a database number (redis://host:6379/2): the Redis client selects the database the path names, and a name there stopped the process once Redis connected (a namespace for the keys is redis.keyPrefix)'
+    for (const url of [
+      'redis://10.0.0.5:6379/hourglass',
+      'redis://:s3cret@10.0.0.5:6379/-1',
+      'redis://10.0.0.5:6379/%32',
+      'rediss://10.0.0.5/2/keys',
+    ]) {
+      expect(problems({ ...valid(), redis: { url } }), url).toEqual([path])
+    }
+    expect(problems({ ...valid(), redis: { url: 'redis://10.0.0.5:6379?db=gw' } })).toEqual([
+      'redis.url: expected the query\'s "db" to be a database number (?db=2): the Redis client selects the database it names, and a name there stopped the process once Redis connected',
+    ])
+    for (const url of [
+      'redis://10.0.0.5:6379',
+      'redis://10.0.0.5:6379/',
+      'redis://10.0.0.5:6379/15',
+      'redis://10.0.0.5?db=3',
+    ]) {
+      expect(problems({ ...valid(), redis: { url } }), url).toEqual([])
+    }
+  })
+
   it('a cost budget needs a price for every model it may call', () => {
     const input = { ...valid(), policy: { maxCostUsdPerRequest: 0.05 } }
     expect(problems(input)).toEqual([
@@ -550,7 +604,7 @@ describe('a key wrapped in quotes', () => {
 })
 
 describe('a key header wrapped in quotes, the credential when apiKeys is empty', () => {
-  it("is refused at its field, never quoted: the dialect's key header (x-api-key, authorization, x-goog-api-key) went out with the quotes, every request a 401; other headers keep theirs", () => {
+  it("is refused at its field, never quoted: the dialect's key header (x-api-key, authorization, x-goog-api-key) or Azure's api-key went out with the quotes, every request a 401; other headers keep theirs", () => {
     const provider = (dialect: string, baseURL: string, headers: Record<string, unknown>) => ({
       dialect,
       baseURL,
@@ -575,10 +629,17 @@ describe('a key header wrapped in quotes, the credential when apiKeys is empty',
         fine: provider('anthropic', 'https://api.anthropic.com', {
           'x-api-key': 'sk-ant"inner-77',
         }),
+        // Azure OpenAI's key header, beside apiKeys or not: sent as configured either way.
+        azure: {
+          ...provider('openai', 'https://res.openai.azure.com/openai/v1', {
+            'Api-Key': { env: 'GW_QUOTED_AZURE' },
+          }),
+          apiKeys: ['azure-key-77'],
+        },
       },
       models: { m: { fallback: [{ provider: 'claude', model: 'claude-sonnet-4-5' }] } },
     }
-    const env = { GW_QUOTED_HEADER: '"sk-ant-api03-77"' }
+    const env = { GW_QUOTED_HEADER: '"sk-ant-api03-77"', GW_QUOTED_AZURE: "'a0b1c2d3e4f5-77'" }
     const quoted =
       'expected no quotes around the credential: they would be sent as part of it (an env file read by `docker run --env-file` keeps them: write KEY=sk-… without quotes)'
     expect(problems(input, env)).toEqual([
@@ -586,6 +647,7 @@ describe('a key header wrapped in quotes, the credential when apiKeys is empty',
       `providers.proxy.headers.authorization: ${quoted}`,
       `providers.bearer.headers.Authorization: ${quoted}`,
       `providers.google.headers.x-goog-api-key: ${quoted}`,
+      `providers.azure.headers.Api-Key: ${quoted}`,
     ])
     let message = ''
     try {

@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import { unexpandedVariable } from './unexpandedVariable.js'
 
 export type Env = Readonly<Record<string, string | undefined>>
 
@@ -17,7 +18,9 @@ function isEnvRef(value: unknown): value is { env: unknown } {
  * value is read from `env` and then validated by `inner` like a literal
  * (a `{ env }` baseURL must still be an http(s) URL). A variable that is not
  * set or is empty, or a malformed `{ env }`, is one problem at the field that
- * holds it.
+ * holds it. A literal holding a shell-style reference (`"${OPENAI_KEY}"`,
+ * which nothing expands: `unexpandedVariable`) is one too, naming the
+ * `{ "env": NAME }` to write instead.
  * The value itself is never quoted back (it may be a key or a password).
  */
 export function envString<T extends z.ZodType>(
@@ -25,7 +28,16 @@ export function envString<T extends z.ZodType>(
   inner: T,
 ): z.ZodType<z.output<T>, z.input<T> | { env: string }> {
   return z.preprocess((value, ctx) => {
-    if (!isEnvRef(value)) return value
+    if (!isEnvRef(value)) {
+      const reference = typeof value === 'string' ? unexpandedVariable(value) : undefined
+      if (reference === undefined) return value
+      // The reference and its name only: the rest of the value may be a secret.
+      ctx.addIssue({
+        code: 'custom',
+        message: `expected a value, not ${reference.written}: the config is plain JSON and nothing expands it (it would be sent as written); read the variable with { "env": "${reference.name}" }`,
+      })
+      return z.NEVER
+    }
     const extra = Object.keys(value).filter((k) => k !== 'env')
     if (typeof value.env !== 'string' || value.env === '' || extra.length > 0) {
       ctx.addIssue({
@@ -44,7 +56,13 @@ export function envString<T extends z.ZodType>(
       // sets the variable, and "not set" would send the operator looking
       // for a name that is there.
       const state = resolved === '' ? 'is empty' : 'is not set'
-      ctx.addIssue({ code: 'custom', message: `environment variable ${value.env} ${state}` })
+      // `{ "env": "$KEY" }`, shell syntax: the name is KEY.
+      const bare = unexpandedVariable(value.env)
+      const hint = bare === undefined ? '' : ` (the name goes alone: { "env": "${bare.name}" })`
+      ctx.addIssue({
+        code: 'custom',
+        message: `environment variable ${value.env} ${state}${hint}`,
+      })
       return z.NEVER
     }
     return resolved

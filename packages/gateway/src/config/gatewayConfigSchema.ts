@@ -7,6 +7,7 @@ import { type Env, envString } from './envString.js'
 import { isQuoted } from './isQuoted.js'
 import { modelNameProblem, shownChar } from './modelNameProblem.js'
 import { quotedKeyHeaders } from './quotedKeyHeaders.js'
+import { redisDatabaseProblem } from './redisDatabaseProblem.js'
 import { replacedHeaders } from './replacedHeaders.js'
 
 const DIALECTS = ['openai', 'deepseek', 'qwen', 'ernie', 'doubao', 'anthropic', 'gemini'] as const
@@ -312,6 +313,8 @@ export function gatewayConfigSchema(env: Env) {
               .superRefine((url, ctx) => {
                 const unreadable = redisUrlUnreadable(url)
                 if (unreadable !== undefined) ctx.addIssue({ code: 'custom', message: unreadable })
+                const database = redisDatabaseProblem(url)
+                if (database !== undefined) ctx.addIssue({ code: 'custom', message: database })
               }),
           ),
           keyPrefix: text.default('hourglass:gateway'),

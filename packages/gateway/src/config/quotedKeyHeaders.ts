@@ -9,7 +9,8 @@ import { isQuoted } from './isQuoted.js'
  * run --env-file` keeps them), every request a 401, as a quoted key in
  * `apiKeys` was before it was refused. Quoted as a whole (`"Bearer sk-…"`)
  * or after the dialect's scheme (`Bearer "sk-…"`: a bearer token has no
- * quote in its syntax, RFC 6750 §2.1). Only the key header: another
+ * quote in its syntax, RFC 6750 §2.1). Azure OpenAI's `api-key` too, with
+ * `apiKeys` or without (`OTHER_KEY_HEADERS`). Only key headers: another
  * header's value may be anything its receiver reads, quotes and all.
  *
  * Beside `apiKeys` the key header is refused already (`replacedHeaders`):
@@ -23,17 +24,17 @@ export function quotedKeyHeaders(provider: {
 }): string[] {
   const { dialect, apiKeys, headers } = provider
   if (typeof headers !== 'object' || headers === null || Array.isArray(headers)) return []
-  if (typeof dialect !== 'string' || !Object.hasOwn(dialects, dialect)) return []
+  /** Key header (lower case) → what comes before the key in it (`Bearer `, or nothing). */
+  const schemes = new Map<string, string>(OTHER_KEY_HEADERS.map((header) => [header, '']))
   // As `replacedHeaders` reads it: a lone key where the list belongs is a key too.
   const withKeys = Array.isArray(apiKeys)
     ? apiKeys.length > 0
     : apiKeys !== undefined && apiKeys !== null && apiKeys !== ''
-  if (withKeys) return []
-  /** Key header (lower case) → what comes before the key in it (`Bearer `, or nothing). */
-  const schemes = new Map<string, string>()
-  const sent = dialects[dialect as keyof typeof dialects].authHeaders(KEY)
-  for (const [header, value] of Object.entries(sent)) {
-    schemes.set(header.toLowerCase(), value.slice(0, value.indexOf(KEY)).toLowerCase())
+  if (!withKeys && typeof dialect === 'string' && Object.hasOwn(dialects, dialect)) {
+    const sent = dialects[dialect as keyof typeof dialects].authHeaders(KEY)
+    for (const [header, value] of Object.entries(sent)) {
+      schemes.set(header.toLowerCase(), value.slice(0, value.indexOf(KEY)).toLowerCase())
+    }
   }
   const found: string[] = []
   for (const [header, value] of Object.entries(headers as Record<string, unknown>)) {
@@ -44,5 +45,12 @@ export function quotedKeyHeaders(provider: {
   }
   return found
 }
+
+/**
+ * Key headers no dialect sends, read by the providers behind one: Azure
+ * OpenAI's `api-key` (under `dialect: "openai"`). Sent as configured,
+ * beside `apiKeys` or without them, so checked either way.
+ */
+const OTHER_KEY_HEADERS = ['api-key']
 
 const KEY = '<key>'
