@@ -2,20 +2,64 @@ import { type DeadlineSource, readDeadline } from '@hourglass/core'
 
 /** `x-stainless-timeout`, as core's `DeadlineSource` (the header the openai SDK sends). */
 export const STAINLESS_TIMEOUT: DeadlineSource = 'x-stainless-timeout'
+/**
+ * openai-python's (and the other Python Stainless SDKs') per-attempt
+ * timeout: its httpx read timeout, in seconds as Python prints the number
+ * (`600.0`, its default; `20` for `timeout=20`), exact — not truncated, as
+ * openai-node's `x-stainless-timeout` is. It is sent on every request, and
+ * `x-stainless-timeout` never is (LangChain's `ChatOpenAI(timeout=…)` sends
+ * it too). The wait for the response's headers is a read, so it bounds what
+ * the gateway's `answerBy` bounds: a whole answer, a stream's first event.
+ */
+export const STAINLESS_READ_TIMEOUT = 'x-stainless-read-timeout'
 const RETRY_COUNT = /^[0-9]{1,4}$/
+/** Decimal seconds as Python's `str()` writes a timeout; an exponent (`1e-05`) or `inf` is not read. */
+const PYTHON_SECONDS = /^([0-9]{1,10})(?:\.([0-9]+))?$/
 
 /**
- * The SDK's own per-attempt timeout (`X-Stainless-Timeout`, seconds), in ms,
- * clamped to `maxMs`; undefined when absent or malformed (core's rules: a
+ * The SDK's own per-attempt timeout, in ms, clamped to `maxMs`: the smaller
+ * of `X-Stainless-Timeout` (openai-node: whole seconds, core's rules — a
  * whole N, truncated by the SDK, is read as N + 1 s less 1 ms, the most the
- * client's timer can be; 0 is a truncated sub-second timeout and ignored). `headers` are Node's, names
- * lower case.
+ * client's timer can be; 0 is a truncated sub-second timeout and ignored)
+ * and `X-Stainless-Read-Timeout` (openai-python: exact seconds, 0 ignored).
+ * Undefined when neither is there well-formed. Without the second, a
+ * Python client's timeout was not known: a wait before sending (a cooldown,
+ * an RPM window) was taken past it, and the client timed out with nothing
+ * and sent the request again (its SDK retries a timeout twice), each
+ * attempt sent and billed, where it gets a 429 with `Retry-After` at once
+ * (or the gateway's 504 `deadline_exceeded`, `x-should-retry: false`, just
+ * before its timer). `headers` are Node's, names lower case.
  */
 export function clientTimeoutMs(
   headers: Readonly<Record<string, string | string[] | undefined>>,
   maxMs: number,
 ): number | undefined {
-  return readDeadline(headers, { sources: [STAINLESS_TIMEOUT], maxMs, lowerCaseNames: true }).ms
+  const node = readDeadline(headers, {
+    sources: [STAINLESS_TIMEOUT],
+    maxMs,
+    lowerCaseNames: true,
+  }).ms
+  const python = clientReadTimeoutMs(headers)
+  if (python === undefined) return node
+  const ms = Math.min(python, maxMs)
+  return node === undefined ? ms : Math.min(node, ms)
+}
+
+/**
+ * openai-python's `X-Stainless-Read-Timeout` in whole ms, rounded down;
+ * undefined when absent, 0 or malformed. `headers` are Node's, names lower case.
+ */
+export function clientReadTimeoutMs(
+  headers: Readonly<Record<string, string | string[] | undefined>>,
+): number | undefined {
+  const header = headers[STAINLESS_READ_TIMEOUT]
+  if (typeof header !== 'string') return undefined
+  // HTTP's optional whitespace only, as core reads its headers.
+  const match = PYTHON_SECONDS.exec(header.replace(/^[ \t]+|[ \t]+$/g, ''))
+  if (match === null) return undefined
+  // Whole ms, rounded down: never grant more than the client gives.
+  const ms = Number(match[1]) * 1000 + Number((match[2] ?? '').slice(0, 3).padEnd(3, '0'))
+  return ms === 0 ? undefined : ms
 }
 
 /** `X-Stainless-Retry-Count`: 0 on a first attempt, n on the SDK's n-th retry; 0 when absent or malformed. */

@@ -5,6 +5,7 @@ import { callModel, isProviderError, isStreamInterrupted, type StreamEvent } fro
 import { OPENAI_SSE_DONE, OpenAIChunkEncoder, openAISseData } from '../openai/encode.js'
 import { SseRecutter } from '../sse/SseRecutter.js'
 import { beforeForeignEnd } from './beforeForeignEnd.js'
+import { clientReadTimeoutMs } from './clientHeaders.js'
 import { endedInError } from './endedInError.js'
 import { type ErrorReply, errorReply, reportDeadlineReply } from './errorReply.js'
 import { flushedOrCut } from './flushedOrCut.js'
@@ -28,6 +29,29 @@ export const STREAM_KEEP_ALIVE_MS = 15_000
 
 /** The keep-alive event: a comment, which no client reads as a chunk. */
 export const SSE_KEEP_ALIVE = ': keep-alive\n\n'
+
+/** The shortest keep-alive period a client's read timeout can ask for, in ms. */
+export const MIN_STREAM_KEEP_ALIVE_MS = 1000
+
+/**
+ * The keep-alive's period for this stream: `STREAM_KEEP_ALIVE_MS`, or half
+ * the client's read timeout when that is shorter (openai-python's
+ * `X-Stainless-Read-Timeout`, at least `MIN_STREAM_KEEP_ALIVE_MS`). That
+ * timeout is the longest silence its httpx takes between two reads of a
+ * started stream: with `timeout=10`, a provider silent for 12 s mid-answer
+ * (thinking unshown, a large tool argument buffered; the provider's own
+ * keep-alives are not passed on) ended in `ReadTimeout` at 10 s, the answer
+ * lost and billed, before the gateway's first comment at 15 s. A comment is
+ * a few bytes, at most one a second: a client claiming a short timeout
+ * costs nothing worth a trust option.
+ */
+function keepAliveEveryMs(
+  headers: Readonly<Record<string, string | string[] | undefined>>,
+): number {
+  const readMs = clientReadTimeoutMs(headers)
+  if (readMs === undefined) return STREAM_KEEP_ALIVE_MS
+  return Math.min(STREAM_KEEP_ALIVE_MS, Math.max(MIN_STREAM_KEEP_ALIVE_MS, Math.floor(readMs / 2)))
+}
 
 export interface StreamReplyOptions {
   /** The `id` every chunk carries (`chatcmpl-…`): minted by the handler, which logs it. */
@@ -142,7 +166,8 @@ export async function streamCompletion(
       waitingOnClient = false
     }
   }
-  // One timer for the stream, not one per chunk: due `STREAM_KEEP_ALIVE_MS`
+  const keepAliveMs = keepAliveEveryMs(res.req.headers)
+  // One timer for the stream, not one per chunk: due `keepAliveMs`
   // after the last write, it writes the comment only when nothing went out
   // since, else waits out the rest of the silence.
   let keepAlive: unknown
@@ -153,7 +178,7 @@ export async function streamCompletion(
     keepAlive = undefined
     if (res.writableEnded || res.destroyed || interrupted || cut) return
     const silentMs = ctx.clock.now() - wroteAt
-    if (silentMs < STREAM_KEEP_ALIVE_MS) return keepAliveDue(STREAM_KEEP_ALIVE_MS - silentMs)
+    if (silentMs < keepAliveMs) return keepAliveDue(keepAliveMs - silentMs)
     // A client that is not taking what was written (its socket full) is not
     // idle to a proxy, and a comment queued behind the rest would not help.
     if (!res.writableNeedDrain) {
@@ -161,7 +186,7 @@ export async function streamCompletion(
       if (out !== undefined) res.write(out)
     }
     wroteAt = ctx.clock.now()
-    keepAliveDue(STREAM_KEEP_ALIVE_MS)
+    keepAliveDue(keepAliveMs)
   }
   // The stream's error event was written: the rest of the call only unwinds.
   let interrupted = false
@@ -182,7 +207,7 @@ export async function streamCompletion(
   res.setHeader('cache-control', 'no-cache, no-store, no-transform')
   res.setHeader('x-accel-buffering', 'no')
   res.flushHeaders()
-  keepAliveDue(STREAM_KEEP_ALIVE_MS)
+  keepAliveDue(keepAliveMs)
   // The ingress middleware's backstop, due `replyReserveMs` after this call's
   // deadline, can only end a started stream, and a clean end is what the
   // official clients read as a whole answer (openai-node does not check for

@@ -96,6 +96,35 @@ describe('a stream whose provider falls silent after its first token', () => {
     expect(rest.endsWith('data: [DONE]\n\n')).toBe(true)
   })
 
+  it("comes at half openai-python's read timeout when that is shorter: a silence the client would time out in is not silent", async () => {
+    const clock = new ManualClock()
+    const { harness, resume } = await silentMidAnswer(clock)
+    const res = await fetch(`${harness.url}/v1/chat/completions`, {
+      method: 'POST',
+      // openai-python's `timeout=4`: its httpx gives up after 4 s without a byte.
+      headers: { 'content-type': 'application/json', 'x-stainless-read-timeout': '4.0' },
+      body: JSON.stringify({
+        model: 'm',
+        messages: [{ role: 'user', content: 'hi' }],
+        stream: true,
+      }),
+    })
+    const reader = res.body!.getReader()
+    const decoder = new TextDecoder()
+    expect(decoder.decode((await reader.read()).value)).toContain('"content":"one"')
+    // Two seconds of silence, twice, then the rest of the answer.
+    clock.advance(2000)
+    clock.advance(2000)
+    resume()
+    let rest = ''
+    for (let read = await reader.read(); !read.done; read = await reader.read()) {
+      rest += decoder.decode(read.value)
+    }
+    expect(rest.startsWith(`${SSE_KEEP_ALIVE}${SSE_KEEP_ALIVE}data: `)).toBe(true)
+    expect(rest).toContain('"content":" two"')
+    expect(rest.endsWith('data: [DONE]\n\n')).toBe(true)
+  })
+
   it('is read by the official client as if the silence had no comment in it', async () => {
     const clock = new ManualClock()
     const { harness, resume } = await silentMidAnswer(clock)
