@@ -26,10 +26,14 @@ import type { ChatResponse, NormalizedError } from '../types.js'
  * for Azure, a gateway's token): by name, as their values are not shaped.
  * By the words of the name, not its letters: Portkey's `x-portkey-provider`
  * carries a provider's name (`anthropic`), and "key" matched inside
- * "portkey" took that word out of every error message.
+ * "portkey" took that word out of every error message. Still, any word
+ * ending in "key" (`x-appkey`, `privatekey`, `XAPIKey`) but "portkey", any
+ * with "auth" in it (`OAuth`, `x-xauth`), and each credential word with a
+ * number after it (`api-key2`, `x-token2`, `Cookie2`): a list of known
+ * prefixes let those values into messages, as the letters had not.
  */
 const SECRET_WORD =
-  /^(?:auth\w*|\w*tokens?|\w*secrets?|(?:api|access|secret|subscription|virtual)?keys?|cookies?|credentials?|signatures?|passwords?|passwd)$/i
+  /^(?!portkeys?\d*$)(?:\w*auth\w*|\w*(?:key|token|secret|cookie|credential|signature|password)s?\d*|passwd\d*)$/i
 
 /** Whether a header's name says its value is a credential (see SECRET_WORD). */
 function isSecretHeaderName(name: string): boolean {

@@ -257,6 +257,46 @@ describe('keys a provider echoes are redacted by value, whatever their shape', (
     expectNoKey(everyView(result.error), [PORTKEY_KEY])
   })
 
+  it('a credential header named by a word ending in key, containing auth, or with a number after it is one: its value is redacted', async () => {
+    // Names users send: an app's or a user's key, OAuth, a second key…
+    const headers = {
+      'x-appkey': 'appkey-Zc4mQ8vT1xLr7NbY2sWe',
+      'x-userkey': 'userkey-Hq2LpW9eXv3TbN6mKr',
+      privatekey: 'private-Gt5RwJ8cYn1QzM4sLa',
+      XAPIKey: 'xapikey-Bv7NcK2mQp9LtR3wEy',
+      'x-oauth': 'oauth-Ud6HjF1sZx8PkW4nVb',
+      'x-xauth': 'xauth-Mr3YtG7qLc2NvB9hKs',
+      'api-key2': 'second-Wp4KsT8nHy1RcJ6fXq',
+      'x-token2': 'token2-Le9QbV3mZr7TxN2cGu',
+      Cookie2: 'session=Fk8WnP2rYt5HcM1qLz',
+      'x-portkey-provider': 'anthropic',
+    }
+    const fake = await fakes.start({
+      dialect: 'openai',
+      reply: (r) =>
+        reply.error(400, {
+          error: {
+            message: `provider ${r.headers['x-portkey-provider']} refused: ${Object.keys(headers)
+              .map((name) => r.headers[name.toLowerCase()])
+              .join(' ')}`,
+          },
+        }),
+    })
+    const adapter = fakes.adapter(openAICompatible({ baseURL: fake.baseURL, model: 'm', headers }))
+    const result = await adapter.send(request, {
+      apiKey: undefined,
+      idempotencyKey: 'op-7',
+      deadline: undefined,
+      signal: new AbortController().signal,
+    })
+    expect(result.ok).toBe(false)
+    if (result.ok) return
+    // Before: every one of them but x-portkey-provider's was in the message.
+    expect(result.error.normalized.message).toMatch(/^provider anthropic refused: /)
+    const { 'x-portkey-provider': _provider, ...secrets } = headers
+    expectNoKey(everyView(result.error), Object.values(secrets))
+  })
+
   it('keys too short to tell from words are not searched for: messages stay readable', async () => {
     const fake = await fakes.start({
       dialect: 'openai',

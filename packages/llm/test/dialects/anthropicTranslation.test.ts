@@ -362,6 +362,57 @@ describe('Anthropic Messages translation', () => {
     expect(answer.finishReason).toBe('tool_calls')
   })
 
+  it("LiteLLM's opening piece sent in a block's start and again as its first delta is said once; a start's signature replaced by a signature_delta signs once", async () => {
+    const delta = (index: number, d: object) =>
+      sse('content_block_delta', { type: 'content_block_delta', index, delta: d })
+    const start = (index: number, content_block: object) =>
+      sse('content_block_start', { type: 'content_block_start', index, content_block })
+    const stop = (index: number) => sse('content_block_stop', { type: 'content_block_stop', index })
+    const stream =
+      sse('message_start', {
+        type: 'message_start',
+        message: { id: 'msg_l', type: 'message', role: 'assistant', model: 'm', content: [] },
+      }) +
+      // LiteLLM's /v1/messages: the first piece in the start, then again as a delta.
+      start(0, { type: 'thinking', thinking: 'Let me', signature: '' }) +
+      delta(0, { type: 'thinking_delta', thinking: 'Let me' }) +
+      delta(0, { type: 'thinking_delta', thinking: ' think.' }) +
+      delta(0, { type: 'signature_delta', signature: 'SIG' }) +
+      stop(0) +
+      // Signed in its start, and again by a signature_delta: the delta's replaces it.
+      start(1, { type: 'thinking', thinking: 'All of it.', signature: 'SIG-start' }) +
+      delta(1, { type: 'signature_delta', signature: 'SIG-final' }) +
+      stop(1) +
+      start(2, { type: 'text', text: 'Hello' }) +
+      delta(2, { type: 'text_delta', text: 'Hello' }) +
+      delta(2, { type: 'text_delta', text: ' world.' }) +
+      stop(2) +
+      sse('message_delta', {
+        type: 'message_delta',
+        delta: { stop_reason: 'end_turn', stop_sequence: null },
+        usage: { input_tokens: 20, output_tokens: 30 },
+      }) +
+      sse('message_stop', { type: 'message_stop' })
+    server = await startReplayServer(() => ({
+      status: 200,
+      headers: { 'content-type': 'text/event-stream' },
+      chunks: [stream],
+    }))
+    const answer = await callModel({
+      models: [anthropicAdapter({ baseURL: server.url, apiKey: 'k', model: 'm' })],
+      request: { messages: hi, maxTokens: 64, stream: true },
+      limits: { admission: false },
+    }).result
+    // Before: 'Let meLet me think.', a second empty thinking block signed
+    // 'SIG-final' after one signed 'SIG-start', and 'HelloHello world.'.
+    expect(answer.content).toEqual([
+      { type: 'thinking', thinking: 'Let me think.', signature: 'SIG' },
+      { type: 'thinking', thinking: 'All of it.', signature: 'SIG-final' },
+      { type: 'text', text: 'Hello world.' },
+    ])
+    expect(answer.text).toBe('Hello world.')
+  })
+
   it('message_delta usage is merged field by field: a null or absent input count keeps message_start’s, cache counts included', () => {
     // MessageDeltaUsage: cumulative, every input field nullable; the SDK
     // keeps a null one (anthropic-sdk-typescript src/lib/MessageStream.ts).

@@ -154,6 +154,10 @@ async function writeError(ctx: ReplyContext, reply: ErrorReply): Promise<void> {
     'content-type':
       typeof reply.body === 'string' ? 'text/plain; charset=utf-8' : 'application/json',
     'content-length': Buffer.byteLength(text),
+    // DeepSeek names its refusals as every answer, each by a trace id of
+    // its own: added here, per answer, so a reply object answered twice (or
+    // `reply.error`'s) gets one too. A scripted header still wins.
+    ...(ctx.dialect === 'deepseek' ? requestIdHeader(ctx, '') : {}),
     ...(resetAfterS === undefined || reply.headers === undefined
       ? reply.headers
       : stampResets(reply.headers, ctx.wallNowMs(), resetAfterS)),

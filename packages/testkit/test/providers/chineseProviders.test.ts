@@ -70,20 +70,32 @@ describe('fake DeepSeek', () => {
     await hung.body?.cancel()
   })
 
-  it('answers 402 Insufficient Balance and 503 overloaded', async () => {
+  it('answers 402 Insufficient Balance and 503 overloaded, each answer named by a trace id of its own', async () => {
     fake = await startFakeProvider({ dialect: 'deepseek' })
-    fake.enqueue(deepseekErrors.insufficientBalance(), deepseekErrors.serverOverloaded())
+    // One reply object answered twice, and an error of reply.error's.
+    const busyReply = deepseekErrors.serverOverloaded()
+    fake.enqueue(
+      deepseekErrors.insufficientBalance(),
+      busyReply,
+      busyReply,
+      reply.error(429, { error: { message: 'Rate Limit Reached' } }),
+    )
     const broke = await chat(fake.baseURL)
     expect(broke.status).toBe(402)
     expect(await broke.json()).toMatchObject({ error: { message: 'Insufficient Balance' } })
     const busy = await chat(fake.baseURL)
     expect(busy.status).toBe(503)
-    await busy.text()
-    // Named as DeepSeek names every answer, refusals included.
-    for (const res of [broke, busy]) {
-      expect(res.headers.get('x-ds-trace-id')).toMatch(/^[0-9a-f]{32}$/)
+    const busyAgain = await chat(fake.baseURL)
+    const limited = await chat(fake.baseURL)
+    expect(limited.status).toBe(429)
+    await Promise.all([busy.text(), busyAgain.text(), limited.text()])
+    // Named as DeepSeek names every answer, refusals included, each its own.
+    const traceIds = [broke, busy, busyAgain, limited].map((res) => {
       expect(res.headers.get('x-request-id')).toBeNull()
-    }
+      return res.headers.get('x-ds-trace-id')
+    })
+    for (const id of traceIds) expect(id).toMatch(/^[0-9a-f]{32}$/)
+    expect(new Set(traceIds).size).toBe(4)
   })
 })
 

@@ -31,6 +31,10 @@ import {
 export function createAnthropicStreamParser(): StreamParser {
   /** Each tool_use block being streamed, by its block `index`. */
   const tools = new Map<string, StreamedTool>()
+  /** Each text or thinking block a compatible server opened with content, by its block `index`. */
+  const opened = new Map<string, OpenedBlock>()
+  /** The last block started's `index`. */
+  let lastIndex = ''
   /** The tool calls opened so far: the next one's `StreamEvent` `index`. */
   let toolCount = 0
   let id: string | undefined
@@ -59,8 +63,10 @@ export function createAnthropicStreamParser(): StreamParser {
     const usage = anthropicUsageReported(inputUsage, outputTokens)
       ? anthropicUsage(inputUsage, outputTokens)
       : undefined
-    // A tool block the stream never stopped still gets its `{}`.
     const out: StreamEvent[] = []
+    // The last block's start signature, when the stream never stopped it.
+    out.push(...closeOpened(opened, lastIndex))
+    // A tool block the stream never stopped still gets its `{}`.
     for (const tool of tools.values()) out.push(...closeTool(tool))
     const event: StreamEvent = {
       type: 'finish',
@@ -109,6 +115,7 @@ export function createAnthropicStreamParser(): StreamParser {
           const block = getRecord(event, 'content_block')
           const blockType = getString(block, 'type')
           lastIsTool = blockType === 'tool_use'
+          lastIndex = getCode(event, 'index') ?? ''
           // Encrypted reasoning comes whole, in its start: kept as a whole
           // answer keeps it, or the next turn's tool_use lacks the reasoning
           // before it (Anthropic refuses that history while thinking is on).
@@ -123,9 +130,16 @@ export function createAnthropicStreamParser(): StreamParser {
           // (MessageStream) keeps as the block's beginning. Dropped, the
           // answer lost its opening words, or all of them.
           if (blockType === 'text' || blockType === 'thinking') {
-            const out = startEvents(block)
-            if (!sawContent && out.some(isContent)) sawContent = true
-            return out
+            const start = openBlock(block, blockType)
+            if (start.echo === undefined && start.signature === undefined) return []
+            opened.set(lastIndex, start)
+            if (start.echo === undefined) return []
+            sawContent = true
+            return [
+              blockType === 'text'
+                ? { type: 'text', text: start.echo }
+                : { type: 'thinking', thinking: start.echo },
+            ]
           }
           if (blockType !== 'tool_use') return []
           const tool: StreamedTool = {
@@ -143,16 +157,17 @@ export function createAnthropicStreamParser(): StreamParser {
           return [toolEvent(tool, '')]
         }
         case 'content_block_delta': {
-          const out = deltaEvents(
-            getRecord(event, 'delta'),
-            tools.get(getCode(event, 'index') ?? ''),
-          )
+          const index = getCode(event, 'index') ?? ''
+          const delta = getRecord(event, 'delta')
+          if (isEcho(opened.get(index), delta)) return []
+          const out = deltaEvents(delta, tools.get(index))
           if (!sawContent && out.some(isContent)) sawContent = true
           return out
         }
         case 'content_block_stop': {
-          const tool = tools.get(getCode(event, 'index') ?? '')
-          return tool === undefined ? [] : closeTool(tool)
+          const index = getCode(event, 'index') ?? ''
+          const tool = tools.get(index)
+          return tool === undefined ? closeOpened(opened, index) : closeTool(tool)
         }
         case 'message_delta': {
           const reason = get(getRecord(event, 'delta'), 'stop_reason')
@@ -235,16 +250,53 @@ interface StreamedTool {
   startInput?: string | undefined
 }
 
-/** The text or thinking (and signature) a text or thinking block's start carries; Anthropic's carries none. */
-function startEvents(block: Record<string, unknown> | undefined): StreamEvent[] {
-  const text = getString(block, 'text')
-  if (text) return [{ type: 'text', text }]
-  const out: StreamEvent[] = []
-  const thinking = getString(block, 'thinking')
-  if (thinking) out.push({ type: 'thinking', thinking })
-  const signature = getString(block, 'signature')
-  if (signature) out.push({ type: 'signature', signature })
-  return out
+/**
+ * A text or thinking block a compatible server opened with content
+ * (Anthropic's open empty). LiteLLM's /v1/messages sends the block's first
+ * piece in its start AND again as its first delta (older versions in the
+ * start only): `echo` is that piece until the first delta came, which is
+ * dropped when it is the same — else "Let me" + "Let me" + " think." read
+ * "Let meLet me think.". `signature` is the start's, sent at the block's
+ * stop unless a `signature_delta` came: Anthropic's SDK (MessageStream)
+ * replaces the signature with the delta's; both sent made a second, empty
+ * thinking block signed with it.
+ */
+interface OpenedBlock {
+  echo: string | undefined
+  signature: string | undefined
+}
+
+function openBlock(
+  block: Record<string, unknown> | undefined,
+  blockType: 'text' | 'thinking',
+): OpenedBlock {
+  return {
+    echo: getString(block, blockType) || undefined,
+    signature: (blockType === 'thinking' && getString(block, 'signature')) || undefined,
+  }
+}
+
+/** Whether `delta` is the block's first piece repeating its start's (and forgets the start's signature on a `signature_delta`). */
+function isEcho(
+  block: OpenedBlock | undefined,
+  delta: Record<string, unknown> | undefined,
+): boolean {
+  if (block === undefined) return false
+  const type = getString(delta, 'type')
+  if (type === 'signature_delta') block.signature = undefined
+  if (type !== 'text_delta' && type !== 'thinking_delta') return false
+  const echo = block.echo
+  block.echo = undefined
+  return (
+    echo !== undefined && getString(delta, type === 'text_delta' ? 'text' : 'thinking') === echo
+  )
+}
+
+/** The start's signature of block `index` when no `signature_delta` replaced it; the block is done. */
+function closeOpened(opened: Map<string, OpenedBlock>, index: string): StreamEvent[] {
+  const block = opened.get(index)
+  opened.delete(index)
+  return block?.signature === undefined ? [] : [{ type: 'signature', signature: block.signature }]
 }
 
 /**

@@ -1,18 +1,15 @@
-import { randomBytes } from 'node:crypto'
 import type { ErrorReply } from '../types.js'
 
 /**
- * DeepSeek names every answer by `x-ds-trace-id` (32 hex digits), its
- * refusals too, and sends no `x-request-id` — as the fake's answers do
- * (writeReply's `requestIdHeader`). The errors went without one: a client
- * logging the trace id of a 402 or 429 for DeepSeek's support found it
- * against the real API only.
+ * No `x-ds-trace-id` here: the fake adds one to each answer it writes
+ * (writeReply's `requestIdHeader`), new every time — one minted with the
+ * body was repeated by every answer of a reply given twice.
  */
 const error = (status: number, message: string, type: string, code: string | null): ErrorReply => ({
   kind: 'error',
   status,
   body: { error: { message, type, param: null, code } },
-  headers: { 'x-ds-trace-id': randomBytes(16).toString('hex') },
+  headers: {},
 })
 
 /** DeepSeek's status codes (docs: 400, 401, 402, 422, 429, 500, 503) in its OpenAI-style body. */
