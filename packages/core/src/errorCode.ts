@@ -25,12 +25,14 @@ export function errorCode(error: unknown): string {
 
 /**
  * True for an abort: a `DOMException`/`Error` named `AbortError` (what
- * `AbortController.abort()` with no reason, fetch and undici throw) or
- * Node's `ABORT_ERR` code; and what the common HTTP clients throw in its
- * place when their signal aborts, which says so by neither: the official
- * OpenAI and Anthropic SDKs' `APIUserAbortError` (no name of its own, no
- * cause: known by its class's name), axios's `CanceledError` and got's
- * `CancelError` (code `ERR_CANCELED`). Not told apart, a handler awaiting
+ * `AbortController.abort()` with no reason, fetch, undici, node-fetch and
+ * got throw) or Node's `ABORT_ERR` code; and what the common HTTP clients
+ * throw in its place when their signal aborts, which says so by neither:
+ * the official OpenAI and Anthropic SDKs' `APIUserAbortError` (no name of
+ * its own, no cause: known by its class's name, so not once a bundler that
+ * drops class names has minified it), axios's `CanceledError` (code
+ * `ERR_CANCELED`; before axios 1, a `Cancel` marked `__CANCEL__`), got's
+ * `CancelError` (its `.cancel()`). Not told apart, a handler awaiting
  * `openai.chat.completions.create(…, { signal: req.deadline.signal })`
  * reached the app's error handlers after its 504 with "Request was
  * aborted.", and its slice read `failed`, not `cancelled`. A deadline's own
@@ -38,8 +40,10 @@ export function errorCode(error: unknown): string {
  */
 export function isAbortError(error: unknown): boolean {
   if (typeof error !== 'object' || error === null) return false
-  if (fieldOf(error, 'name') === 'AbortError') return true
+  const name = fieldOf(error, 'name')
+  if (name === 'AbortError' || name === 'CanceledError' || name === 'CancelError') return true
   const code = fieldOf(error, 'code')
   if (code === 'ABORT_ERR' || code === 'ERR_CANCELED') return true
+  if (fieldOf(error, '__CANCEL__') === true) return true
   return fieldOf(fieldOf(error, 'constructor'), 'name') === 'APIUserAbortError'
 }

@@ -94,12 +94,19 @@ describe('typed errors', () => {
     const sdkAbort = new APIUserAbortError()
     expect(sdkAbort.name).toBe('Error')
     expect(isAbortError(sdkAbort)).toBe(true)
-    // axios's CanceledError, got's CancelError.
+    // axios's CanceledError; before axios 1, a Cancel marked __CANCEL__ (no
+    // name, no code); got's CancelError (its .cancel()).
     const canceled = Object.assign(new Error('canceled'), {
       name: 'CanceledError',
       code: 'ERR_CANCELED',
     })
     expect(isAbortError(canceled)).toBe(true)
+    class Cancel {
+      message = 'canceled'
+    }
+    Object.assign(Cancel.prototype, { __CANCEL__: true })
+    expect(isAbortError(new Cancel())).toBe(true)
+    expect(isAbortError(Object.assign(new Error('x'), { name: 'CancelError' }))).toBe(true)
     expect(isAbortError(new DeadlineExceededError({ budgetMs: 1, elapsedMs: 1 }))).toBe(false)
     expect(isAbortError(new ClientClosedError())).toBe(false)
     for (const odd of [undefined, null, 'AbortError', new Error('AbortError')]) {

@@ -247,7 +247,7 @@ function stoppedForStarter(error: unknown, starter: Run['starter']): boolean {
   // joiner with seconds left was handed the starter's 504.
   const deadlines = starter.filter((end): end is Deadline => end instanceof Deadline)
   if (reasons.length === 0 && deadlines.length === 0) return false
-  if (isCancellation(error) && (reasons.length > 0 || deadlines.some(expired))) return true
+  if (isAbortError(error) && (reasons.length > 0 || deadlines.some(expired))) return true
   let current = error
   for (let depth = 0; depth < 8; depth++) {
     if (reasons.includes(current)) return true
@@ -263,29 +263,6 @@ function stoppedForStarter(error: unknown, starter: Run['starter']): boolean {
     current = next
   }
   return false
-}
-
-/**
- * An error a client makes of its own when the signal it was given aborts:
- * an `AbortError` (fetch, node-fetch, Node's own APIs, hand-written code:
- * core's `isAbortError`), axios's `CanceledError` (`code: 'ERR_CANCELED'`,
- * `__CANCEL__`), got's `CancelError`. Only `AbortError` was known: a joiner
- * whose tool called an API through axios was handed the starter's cancel.
- */
-function isCancellation(error: unknown): boolean {
-  if (isAbortError(error)) return true
-  if (typeof error !== 'object' || error === null) return false
-  try {
-    const e = error as { name?: unknown; code?: unknown; __CANCEL__?: unknown }
-    return (
-      e.name === 'CanceledError' ||
-      e.name === 'CancelError' ||
-      e.code === 'ERR_CANCELED' ||
-      e.__CANCEL__ === true
-    )
-  } catch {
-    return false // a getter that throws says no
-  }
 }
 
 /** The deadline's time is up (read defensively: a getter that throws says no). */
