@@ -339,29 +339,45 @@ describe('gateway config validation names the field', () => {
     expect(problems({ ...valid(), redis: { url: 'redis://?path=/run/redis.sock' } })).toEqual([])
   })
 
-  it(`a \${NAME} written in a value is refused, naming the { "env": NAME } that reads it`, () => {
+  it(`a \${NAME} written in a value is refused, naming the { "env": NAME } that reads it and nothing else of the value`, () => {
     // As docker-compose or a shell would expand it: nothing here does. The
     // key went out as the text `${OPENAI_KEY}` (every request a 401, the
     // keys retired until restart), the Redis host was `${REDIS_HOST}`.
     const input = valid() as ReturnType<typeof valid> & Record<string, unknown>
-    input.providers.openai.apiKeys = [`\${OPENAI_KEY}`, '$OPENAI_KEY_2']
+    input.providers.openai.apiKeys = [
+      `\${OPENAI_KEY}`,
+      '$OPENAI_KEY_2',
+      // A Compose default is often the real key (or a dev password): the
+      // message named the reference whole, and so repeated it.
+      `\${OPENAI_KEY:-sk-proj-REALSECRET123}`,
+    ]
     input.providers.qwen.baseURL = `https://\${QWEN_HOST:-dashscope.aliyuncs.com}/v1`
-    input['redis'] = { url: `redis://:pa55word@\${REDIS_HOST}:6379` }
-    expect(problems(input)).toEqual([
-      `providers.openai.apiKeys[0]: expected a value, not \${OPENAI_KEY}: the config is plain JSON and nothing expands it (it would be sent as written); read the variable with { "env": "OPENAI_KEY" }`,
-      'providers.openai.apiKeys[1]: expected a value, not $OPENAI_KEY_2: the config is plain JSON and nothing expands it (it would be sent as written); read the variable with { "env": "OPENAI_KEY_2" }',
-      `providers.qwen.baseURL: expected a value, not \${QWEN_HOST:-dashscope.aliyuncs.com}: the config is plain JSON and nothing expands it (it would be sent as written); read the variable with { "env": "QWEN_HOST" }`,
-      `redis.url: expected a value, not \${REDIS_HOST}: the config is plain JSON and nothing expands it (it would be sent as written); read the variable with { "env": "REDIS_HOST" }`,
+    input['redis'] = { url: `redis://:\${REDIS_PASSWORD:-devpass}@\${REDIS_HOST}:6379` }
+    const expected = (field: string, name: string) =>
+      `${field}: expected a value, not \${${name}}: the config is plain JSON and nothing expands it (it would be sent as written); read the variable with { "env": "${name}" }`
+    const found = problems(input)
+    expect(found).toEqual([
+      expected('providers.openai.apiKeys[0]', 'OPENAI_KEY'),
+      expected('providers.openai.apiKeys[1]', 'OPENAI_KEY_2'),
+      expected('providers.openai.apiKeys[2]', 'OPENAI_KEY'),
+      expected('providers.qwen.baseURL', 'QWEN_HOST'),
+      expected('redis.url', 'REDIS_PASSWORD'),
     ])
+    expect(found.join('\n')).not.toMatch(/REALSECRET|devpass|dashscope/)
     // The shell's `$` inside { env } names no variable either.
     const named = valid()
     named.providers.openai.apiKeys = [{ env: '$OPENAI_KEY' }] as unknown as string[]
     expect(problems(named, { OPENAI_KEY: 'sk-from-env' })).toEqual([
       'providers.openai.apiKeys[0]: environment variable $OPENAI_KEY is not set (the name goes alone: { "env": "OPENAI_KEY" })',
     ])
-    // A `$` that is no reference is a value like any other.
-    const dollars = valid()
-    dollars.providers.openai.apiKeys = ['sk-a$b', '$5-key-x']
+    // A `$` that is no reference is a value like any other — and a whole
+    // `$Name` is one unless written as environment variables are (capitals,
+    // digits, `_`): a header's `$Version`, a key prefix `$gw`, a key that
+    // starts with `$` were refused, and the key printed in the message.
+    const dollars = valid() as ReturnType<typeof valid> & Record<string, unknown>
+    dollars.providers.openai.apiKeys = ['sk-a$b', '$5-key-x', '$Kx9_q2ZZsecret']
+    ;(dollars.providers.qwen as Record<string, unknown>)['headers'] = { 'X-Version': '$Version' }
+    dollars['redis'] = { url: 'redis://10.0.0.5:6379', keyPrefix: '$gw' }
     expect(problems(dollars)).toEqual([])
   })
 

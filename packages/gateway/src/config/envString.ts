@@ -31,10 +31,11 @@ export function envString<T extends z.ZodType>(
     if (!isEnvRef(value)) {
       const reference = typeof value === 'string' ? unexpandedVariable(value) : undefined
       if (reference === undefined) return value
-      // The reference and its name only: the rest of the value may be a secret.
+      // The name alone, as `${NAME}`: a `:-default` or the rest of the value
+      // may be a secret.
       ctx.addIssue({
         code: 'custom',
-        message: `expected a value, not ${reference.written}: the config is plain JSON and nothing expands it (it would be sent as written); read the variable with { "env": "${reference.name}" }`,
+        message: `expected a value, not \${${reference.name}}: the config is plain JSON and nothing expands it (it would be sent as written); read the variable with { "env": "${reference.name}" }`,
       })
       return z.NEVER
     }
