@@ -98,7 +98,14 @@ export interface GatewayOptions {
   env?: Readonly<Record<string, string | undefined>> | undefined
   /** `close()` waits this long for requests in flight before cancelling them, in ms. Default 10 000; 0 = cancel at once. */
   drainTimeoutMs?: number | undefined
-  /** End the wait for an answer (a stream's first token) at the OpenAI SDK's own timeout (`X-Stainless-Timeout`). Default true. */
+  /**
+   * End the wait for an answer (a stream's first token) at the OpenAI SDK's
+   * own timeout: openai-node's `X-Stainless-Timeout`, from the request's
+   * head, and openai-python's `X-Stainless-Read-Timeout`, from the end of its
+   * body (httpx starts its read timeout once the upload is out); the sooner
+   * wins. A stream's keep-alive at half the read timeout does not depend on
+   * it. Default true.
+   */
   trustStainlessTimeout?: boolean | undefined
   /** Serve `GET /metrics` (Prometheus text format). Default true; false when it must not share the API's port. */
   metrics?: boolean | undefined

@@ -13,7 +13,7 @@ import type { RequestHandler, Response } from 'express'
 import type { GatewayConfig } from '../config/gatewayConfigSchema.js'
 import type { Log } from '../log/createLog.js'
 import type { GatewayMetrics } from '../metrics/GatewayMetrics.js'
-import { clientRetryCount, clientTimeoutMs } from './clientHeaders.js'
+import { clientRetryCount, clientTimeouts } from './clientHeaders.js'
 import { closeAfterAnswer } from './closeAfterAnswer.js'
 import { GatewayShutdownError } from './GatewayShutdownError.js'
 import { loggedPathOf, pathOf } from './pathOf.js'
@@ -62,8 +62,9 @@ interface TrackerOptions {
 /**
  * Every request of one gateway from arrival to the end of its response: its
  * id, its scope (read by logs, metrics and the retry gate), its own deadline
- * (the ingress one, narrowed by the SDK's `x-stainless-timeout`), and the
- * in-flight set a shutdown drains.
+ * (the ingress one) with the client SDK's timeout under it (`answerBy`:
+ * `x-stainless-timeout`, `x-stainless-read-timeout`), and the in-flight set
+ * a shutdown drains.
  */
 export class RequestTracker {
   readonly #o: TrackerOptions
@@ -173,26 +174,27 @@ export class RequestTracker {
 
   /**
    * After the ingress `deadline()`: the request's own deadline under it,
-   * and, when the client SDK sent its timeout (`x-stainless-timeout`,
-   * clamped to `deadline.maxMs`, less the ingress reserve), `answerBy` under
-   * that: the handler answers by then — a whole non-streamed answer, a
-   * stream's first token — so the gateway never works for a client that has
-   * given up (its timer ends at the response's headers). It can only shorten: what a
-   * client claims must not buy more than `deadline.defaultMs`. Without an
-   * ingress deadline, `deadline.defaultMs`. openai-node 6.x sends the header
-   * only for a per-request `timeout` (`create(body, { timeout })`, whole
-   * seconds, truncated); neither its 600 s default nor a `timeout` given to
-   * the client (constructor or `withOptions`) is sent, and then the client's
-   * hang-up is what stops the work.
+   * and, when the client SDK sent its timeout (clamped to `deadline.maxMs`,
+   * less the ingress reserve), `answerBy` under that: the handler answers by
+   * then — a whole non-streamed answer, a stream's first token — so the
+   * gateway never works for a client that has given up (its timer ends at
+   * the response's headers). openai-node's `x-stainless-timeout` counts
+   * from here (its timer runs from before it sends); openai-python's
+   * `x-stainless-read-timeout` from the end of the body (`reenter`): httpx
+   * uploads under its write timeout and starts the read one after. It can
+   * only shorten: what a client claims must not buy more than
+   * `deadline.defaultMs`. Without an ingress deadline, `deadline.defaultMs`.
+   * openai-node 6.x sends its header only for a per-request `timeout`
+   * (`create(body, { timeout })`, whole seconds, truncated); neither its
+   * 600 s default nor a `timeout` given to the client (constructor or
+   * `withOptions`) is sent, and then the client's hang-up is what stops the
+   * work. openai-python sends its own on every request.
    */
   scopeDeadline(): RequestHandler {
     const { config, clock, trustStainlessTimeout } = this.#o
     return (req, _res, next) => {
       const scope = scopeOf(req)
       if (scope === undefined) return next()
-      const clientMs = trustStainlessTimeout
-        ? clientTimeoutMs(req.headers, config.deadline.maxMs)
-        : undefined
       const parent = (req as { deadline?: Deadline }).deadline
       const own =
         parent === undefined ? Deadline.after(config.deadline.defaultMs, { clock }) : parent.child()
@@ -201,9 +203,12 @@ export class RequestTracker {
       // however long it runs. Narrowing the whole request cut such a stream
       // at the timeout (`timeout: 30_000`, a 40 s answer: a deadline error
       // at 30 s, where the provider alone streams it whole).
-      if (clientMs !== undefined) {
-        const reserveMs = config.deadline.reserveMs ?? defaultReserveMs(clock)
-        scope.answerBy = own.child(Math.max(0, clientMs - reserveMs))
+      if (trustStainlessTimeout) {
+        const client = clientTimeouts(req.headers, config.deadline.maxMs)
+        if (client.fromHeadMs !== undefined) {
+          scope.answerBy = own.child(Math.max(0, client.fromHeadMs - this.#reserveMs()))
+        }
+        scope.readTimeoutMs = client.afterBodyMs
       }
       scope.deadline = own
       req.deadline = own
@@ -211,15 +216,46 @@ export class RequestTracker {
     }
   }
 
-  /** Back into the request's scope and deadline (after a body parser, which may lose async context). */
+  /**
+   * Back into the request's scope and deadline (after a body parser, which
+   * may lose async context). The body is read whole by then: openai-python's
+   * read timeout starts now, and `answerBy` becomes the sooner of what it
+   * was and that timeout from now. From the head, a 30 KB body uploaded
+   * over 1.5 s under `timeout=2` got a 504 0.5 s after it, the client
+   * waiting for its answer still.
+   */
   reenter(): RequestHandler {
-    return (req, _res, next) => {
+    return (req, res, next) => {
       const scope = scopeOf(req)
       if (scope === undefined) return next()
+      this.#readTimeoutFromNow(scope, res)
       const run = () => runInRequest(scope, next)
       if (scope.deadline === undefined) run()
       else runWithDeadline(scope.deadline, run)
     }
+  }
+
+  /** `answerBy` narrowed by openai-python's read timeout, counted from now; once. */
+  #readTimeoutFromNow(scope: RequestScope, res: Response): void {
+    const readMs = scope.readTimeoutMs
+    scope.readTimeoutMs = undefined
+    // Its response closed already: the request's end has disposed `answerBy`
+    // and would never dispose a new one.
+    if (readMs === undefined || scope.deadline === undefined || !this.#open.has(res)) return
+    const byRead = scope.deadline.child(Math.max(0, readMs - this.#reserveMs()))
+    const kept = scope.answerBy
+    if (kept !== undefined && kept.remaining() <= byRead.remaining()) {
+      byRead.dispose()
+      return
+    }
+    kept?.dispose()
+    scope.answerBy = byRead
+  }
+
+  /** The ingress reserve, kept back from the client's timeout so the gateway's 504 reaches it first. */
+  #reserveMs(): number {
+    const { config, clock } = this.#o
+    return config.deadline.reserveMs ?? defaultReserveMs(clock)
   }
 
   /**

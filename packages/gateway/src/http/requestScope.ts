@@ -33,12 +33,20 @@ export interface RequestScope {
   /** The request's deadline under the ingress one: cancelled when the client leaves or a drain times out. */
   deadline: Deadline | undefined
   /**
-   * The client SDK's own timeout (`x-stainless-timeout`, less the ingress
-   * reserve), under `deadline`: when the answer's headers must be out. The
-   * SDK's timer stops at the response's headers, so it bounds a whole
-   * non-streamed answer but only a stream's wait for its first token.
+   * The client SDK's own timeout (openai-node's `x-stainless-timeout` from
+   * the head, openai-python's `x-stainless-read-timeout` from the end of the
+   * body: whichever ends first, less the ingress reserve), under `deadline`:
+   * when the answer's headers must be out. The SDK's timer stops at the
+   * response's headers, so it bounds a whole non-streamed answer but only a
+   * stream's wait for its first token.
    */
   answerBy?: Deadline | undefined
+  /**
+   * openai-python's read timeout (clamped to `deadline.maxMs`), until the
+   * body has been read: `answerBy` is narrowed by it then, counted from
+   * then, as httpx starts it once its upload is out.
+   */
+  readTimeoutMs?: number | undefined
   /** The error code the client was answered with (`deadline_exceeded`, `client_closed`…), if any. */
   errorCode: string | undefined
   /**

@@ -4,12 +4,14 @@ import { currentRequest } from '../http/requestScope.js'
 /**
  * The deadline admission weighs a request's waits against (a cooldown, an
  * RPM/TPM window): the call's own, ended sooner at the client SDK's own
- * timeout (`x-stainless-timeout`, the request's `answerBy`, less
- * `replyReserveMs`) — a child of the call's deadline, so the client leaving
- * still ends a wait with its reason. Undefined when there is no such
- * timeout, or the call's deadline ends no later (a non-streamed call: its
- * deadline is that timeout already). The caller disposes it once admission
- * has settled: it bounds the wait before sending, never the call.
+ * timeout (the request's `answerBy`: openai-node's `x-stainless-timeout`
+ * from the head, openai-python's `x-stainless-read-timeout` from the end of
+ * the body, the sooner; less `replyReserveMs`) — a child of the call's
+ * deadline, so the client leaving still ends a wait with its reason.
+ * Undefined when there is no such timeout, or the call's deadline ends no
+ * later (a non-streamed call: its deadline is that timeout already). The
+ * caller disposes it once admission has settled: it bounds the wait before
+ * sending, never the call.
  *
  * A stream's deadline is the ingress one (60 s by default: it runs on once
  * started), and its wait before the first token was weighed against that
