@@ -44,7 +44,7 @@ export function chatCompletions(ctx: GatewayContext) {
   return async (req: Request, res: Response): Promise<void> => {
     const startedAt = ctx.clock.now()
     const deadline = handlerDeadline(ctx, req)
-    // The client's own timeout (x-stainless-timeout): until the answer's headers go out.
+    // The client's own timeout (x-stainless-timeout, openai-python's read timeout): until the answer's headers go out.
     const answerBy = clientBound(ctx, req)
     let headersSent = noop
     const fields: Record<string, unknown> = { path: loggedPathOf(req) }
@@ -381,8 +381,8 @@ function withPrediction(
 }
 
 /**
- * The client SDK's timeout (`scope.answerBy`, from `x-stainless-timeout`)
- * less `replyReserveMs`, so the gateway's 504 goes out before the client's
+ * The client SDK's timeout (`scope.answerBy`, from `x-stainless-timeout`
+ * or openai-python's `x-stainless-read-timeout`, the sooner) less `replyReserveMs`, so the gateway's 504 goes out before the client's
  * timer fires. That timer covers the wait for the response's headers: the
  * whole of a non-streamed answer, a stream's wait for its first event.
  */
