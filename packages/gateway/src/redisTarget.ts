@@ -33,21 +33,35 @@ export function describeRedisTarget(url: string): string {
 }
 
 /**
- * What of `url` ioredis cannot read, said without the secret; undefined when
- * it reads. ioredis percent-decodes the URL's user and password
- * (`decodeURIComponent`): one written as it is, with a `%` that starts no
- * escape — a generated password such as `50%off` — threw a bare `URIError:
- * URI malformed` out of `new Redis(url)`, and so out of `createGateway`,
- * naming neither the field nor the fix. The config schema refuses such a
- * URL at `redis.url`, so `--check` says so too.
+ * What of `url` ioredis cannot read, said without the secret (neither the
+ * URL nor a part of it is quoted back: it may hold a password); empty when
+ * it reads.
+ *
+ * - ioredis percent-decodes the URL's user and password
+ *   (`decodeURIComponent`): one written as it is, with a `%` that starts no
+ *   escape — a generated password such as `50%off` — threw a bare
+ *   `URIError: URI malformed` out of `new Redis(url)`, and so out of
+ *   `createGateway`, naming neither the field nor the fix.
+ * - ioredis takes the database from the path after the host
+ *   (`redis://h:6379/2`), else the query's last `db`, and once connected
+ *   sends `SELECT` with `parseInt` of it. A name there —
+ *   `redis://h:6379/hourglass`, meant as a namespace, which is
+ *   `redis.keyPrefix` — was `SELECT NaN`, whose refusal ioredis leaves
+ *   unhandled: the process ended with a stack trace as soon as Redis
+ *   connected, at start or, with Redis down at start, when it came back
+ *   (every instance of the fleet at once). A negative number is refused by
+ *   Redis after the connection is ready, and the counts went to database 0.
+ *
+ * The config schema refuses such a URL at `redis.url`, so `--check` says so too.
  */
-export function redisUrlUnreadable(url: string): string | undefined {
+export function redisUrlProblems(url: string): string[] {
   let parsed: URL
   try {
     parsed = new URL(url)
   } catch {
-    return undefined
+    return []
   }
+  const problems: string[] = []
   for (const [part, text] of [
     ['user', parsed.username],
     ['password', parsed.password],
@@ -55,8 +69,21 @@ export function redisUrlUnreadable(url: string): string | undefined {
     try {
       decodeURIComponent(text)
     } catch {
-      return `its ${part} holds a "%" that starts no valid percent-escape, which the Redis client cannot decode: percent-encode the ${part} (a "%" as %25)`
+      problems.push(
+        `its ${part} holds a "%" that starts no valid percent-escape, which the Redis client cannot decode: percent-encode the ${part} (a "%" as %25)`,
+      )
+      break
     }
   }
-  return undefined
+  const { pathname } = parsed
+  const fromPath = pathname !== '' && pathname !== '/'
+  const db = fromPath ? pathname.slice(1) : parsed.searchParams.getAll('db').at(-1)
+  if (db !== undefined && !/^\d+$/.test(db)) {
+    problems.push(
+      fromPath
+        ? 'expected nothing after the host but a database number (redis://host:6379/2): the Redis client selects the database the path names, and a name there stopped the process once Redis connected (a namespace for the keys is redis.keyPrefix)'
+        : 'expected the query\'s "db" to be a database number (?db=2): the Redis client selects the database it names, and a name there stopped the process once Redis connected',
+    )
+  }
+  return problems
 }

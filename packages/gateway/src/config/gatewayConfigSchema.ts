@@ -2,12 +2,11 @@ import { isHeaderName, isHeaderValue, isVisibleAscii } from '@hourglass/core'
 import { MAX_LIMIT_WINDOW_MS } from '@hourglass/llm'
 import { z } from 'zod'
 import { baseURLProblem, dialects } from '../llm.js'
-import { redisTarget, redisUrlUnreadable } from '../redisTarget.js'
+import { redisTarget, redisUrlProblems } from '../redisTarget.js'
 import { type Env, envString } from './envString.js'
 import { isQuoted } from './isQuoted.js'
 import { modelNameProblem, shownChar } from './modelNameProblem.js'
 import { quotedKeyHeaders } from './quotedKeyHeaders.js'
-import { redisDatabaseProblem } from './redisDatabaseProblem.js'
 import { replacedHeaders } from './replacedHeaders.js'
 
 const DIALECTS = ['openai', 'deepseek', 'qwen', 'ernie', 'doubao', 'anthropic', 'gemini'] as const
@@ -311,10 +310,9 @@ export function gatewayConfigSchema(env: Env) {
                 return target === undefined || target.host !== '' || target.path !== ''
               }, 'expected a host (redis://host:port)')
               .superRefine((url, ctx) => {
-                const unreadable = redisUrlUnreadable(url)
-                if (unreadable !== undefined) ctx.addIssue({ code: 'custom', message: unreadable })
-                const database = redisDatabaseProblem(url)
-                if (database !== undefined) ctx.addIssue({ code: 'custom', message: database })
+                for (const message of redisUrlProblems(url)) {
+                  ctx.addIssue({ code: 'custom', message })
+                }
               }),
           ),
           keyPrefix: text.default('hourglass:gateway'),
