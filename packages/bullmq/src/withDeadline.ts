@@ -2,6 +2,8 @@ import {
   type Clock,
   Deadline,
   describeValue,
+  isAbortError,
+  isClientClosed,
   isClock,
   isDeadlineExceeded,
   MAX_TIMER_MS,
@@ -484,8 +486,15 @@ export function withDeadline<
       if (ended) await new Promise<void>((resolve) => setImmediate(resolve))
       // With the processor's stack after its own: BullMQ stores this error's
       // stack as the job's `stacktrace`, the only one a dashboard shows.
-      // After the turn above: formatting two stacks is bookkeeping too.
-      if (instead) withCauseStack(instead, instead.cause)
+      // After the turn above: formatting two stacks is bookkeeping too. Not
+      // when the processor rejected with the deadline's own error, or an
+      // abort made of it (fetch, timers/promises reject so): that stack is
+      // the deadline's timer firing, not where the processor was — the trace
+      // only grew and said the message twice.
+      const cause = instead?.cause
+      if (instead && !isDeadlineExceeded(cause) && !isClientClosed(cause) && !isAbortError(cause)) {
+        withCauseStack(instead, cause)
+      }
     }
   }
   return Object.assign(wrapped, { counts }) as DeadlineProcessor<DataType, ResultType, NameType>

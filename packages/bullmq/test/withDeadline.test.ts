@@ -217,6 +217,30 @@ describe.skipIf(!available)('withDeadline: a worker enforces the deadline a job 
     }
   })
 
+  it("a job whose processor rejects with its deadline's own error keeps the worker's trace alone: that stack is the timer's, not the processor's", async () => {
+    const { queue, events, name } = await redis.queue()
+    const clock = new ManualClock()
+    const running = signal<Deadline>()
+    redis.worker(
+      name,
+      withDeadline(
+        async (_job, _token, jobSignal) => {
+          running.resolve(currentDeadline()!)
+          await once(jobSignal!, 'abort')
+          // What fetch or timers/promises given the job's signal reject with.
+          throw jobSignal!.reason
+        },
+        { clock },
+      ),
+    )
+    const job = await addWithDeadline(queue, 'slow', {}, { deadline: Deadline.after(60_000) })
+    clock.advance((await running.promise).remaining() + 1)
+    expect(await finished(job, events, queue)).toMatchObject({ state: 'failed' })
+    const [trace] = (await queue.getJob(job.id!))!.stacktrace ?? []
+    expect(trace).toMatch(/^UnrecoverableError: deadline_exceeded: /)
+    expect(trace).not.toContain('Caused by:')
+  })
+
   describe('outbound calls inside a job', () => {
     let server: Server | undefined
     afterEach(async () => {
