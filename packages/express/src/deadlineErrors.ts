@@ -97,6 +97,12 @@ export function deadlineErrors(...misuse: never[]): ErrorRequestHandler {
     ) {
       return
     }
+    // An abort that carries no reason (the OpenAI and Anthropic SDKs'
+    // APIUserAbortError, axios's CanceledError drop the signal's) once this
+    // request's client has left: its deadline was cancelled then, and nobody
+    // is left to answer — as after the 504 (below). Passed on, the app's error
+    // handler logged "Request was aborted." for every client that hung up.
+    if (ingress?.clientClosed && isAbortError(error)) return
     // A stream into a response that is over (the caller left, or the
     // deadline ended it) fails with Node's premature close: `pipeline`
     // rejects with it when the response closes under it. Nobody to tell.

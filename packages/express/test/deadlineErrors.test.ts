@@ -235,6 +235,54 @@ describe.each(majors)('deadlineErrors() ($name)', (major) => {
     }
   })
 
+  it("passes on no APIUserAbortError of the official OpenAI client when the request's client left mid-call (the SDK drops the signal's reason)", async () => {
+    const hung = createServer(() => {})
+    hung.listen(0, '127.0.0.1')
+    await once(hung, 'listening')
+    const { port } = hung.address() as AddressInfo
+    const { default: OpenAI } = await import('openai')
+    const openai = new OpenAI({
+      baseURL: `http://127.0.0.1:${port}/v1`,
+      apiKey: 'sk-test',
+      maxRetries: 0,
+    })
+    const calling = deferred()
+    const thrown = deferred<unknown>()
+    try {
+      const { url, passedOn } = await serve((app) => {
+        app.get(
+          '/',
+          major.route(async (req) => {
+            try {
+              const call = openai.chat.completions.create(
+                { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Hi' }] },
+                { signal: req.deadline.signal },
+              )
+              calling.resolve()
+              await call
+            } catch (error) {
+              thrown.resolve(error)
+              throw error
+            }
+          }),
+        )
+      })
+      const client = new AbortController()
+      const left = request(url, { dispatcher: agent, signal: client.signal }).catch(() => 'left')
+      await calling.promise
+      client.abort()
+      expect(await left).toBe('left')
+      expect(((await thrown.promise) as object).constructor.name).toBe('APIUserAbortError')
+      const next = await request(`${url}/missing`, { dispatcher: agent })
+      await next.body.dump()
+      expect(next.statusCode).toBe(404)
+      expect(passedOn).toEqual([])
+    } finally {
+      hung.closeAllConnections()
+      hung.close()
+    }
+  })
+
   it("answers nothing for the AbortError Node's own APIs throw when the client left (its cause a ClientClosedError), and passes nothing on", async () => {
     const started = deferred()
     const judged = deferred<unknown>()
