@@ -87,6 +87,10 @@ export class ServerCall {
   #finished = false
   /** grpc-js told us the call was cancelled (the client's reset, its connection gone, grpc-js's own timer). */
   #cancelled = false
+  /** A client-streaming or bidi call's half-close, held a turn (see #halfClose). */
+  #heldHalfClose: (() => void) | undefined
+  /** The handler sent its status: a half-close now is no cancel's (see #halfClose). */
+  #handlerAnswered = false
   /** When the call arrived, on the deadline's clock. */
   readonly #arrivedAt: number
   /** The same instant on the wall clock, which grpc-js's deadline is on. */
@@ -140,6 +144,14 @@ export class ServerCall {
         return
       }
       this.#code ??= sent.code
+      this.#handlerAnswered = true
+      // Before the status: grpc-js ends the call after it and, a tick later,
+      // tells us (onCancel) and drops whatever is passed on from then on.
+      // A handler that answers on the client's last message, in the turn
+      // its half-close came, lost it: a bidi stream's `end` never fired,
+      // and a `for await` over the call rejected ERR_STREAM_PREMATURE_CLOSE
+      // (unhandled, the server crashed).
+      this.#releaseHalfClose()
       next(sent)
     },
   }
@@ -299,15 +311,28 @@ export class ServerCall {
    * whole, then answered OK to a client long gone. By the next turn the
    * reset has been read, and the handler sees `cancelled` (and its deadline
    * cancelled with ClientClosedError) instead.
+   * Only a cancel with no status of the handler's drops it: grpc-js calls
+   * onCancel after every call, a tick after its status, so once the handler
+   * has answered, a half-close held or arriving is handed on at once (the
+   * status releases a held one, see the responder's sendStatus).
    */
   #halfClose(next: () => void): void {
-    if (!this.#method.requestStream) {
+    if (!this.#method.requestStream || this.#handlerAnswered) {
       this.#inContext(next)
       return
     }
+    this.#heldHalfClose = next
     setImmediate(() => {
-      if (!this.#cancelled) this.#inContext(next)
+      if (this.#cancelled) this.#heldHalfClose = undefined
+      else this.#releaseHalfClose()
     })
+  }
+
+  #releaseHalfClose(): void {
+    const next = this.#heldHalfClose
+    if (next === undefined) return
+    this.#heldHalfClose = undefined
+    this.#inContext(next)
   }
 
   #inContext(fn: () => void): void {

@@ -593,6 +593,74 @@ describe('deadlineServerInterceptor: when time runs out', () => {
     expect(ends.messages[0]).toMatchObject({ outcome: 'client-cancelled', code: status.CANCELLED })
   })
 
+  it("a bidi handler that ends the call on the client's last message still gets `end`: the half-close that came with it is the client's, not a cancel's", async () => {
+    const ends = watch<GrpcServerEndMessage>(grpcChannels.serverEnd)
+    const seen: string[] = []
+    const closed = deferred()
+    const work = await serve({
+      bidi: ((call) => {
+        call.on('data', (message: { last?: boolean }) => {
+          seen.push('data')
+          call.write(message)
+          // The handler answers as soon as it has what it needs.
+          if (message.last) call.end()
+        })
+        call.on('end', () => seen.push('end'))
+        call.on('cancelled', () => seen.push('cancelled'))
+        call.on('close', () => {
+          seen.push('close')
+          closed.resolve()
+        })
+      }) satisfies handleBidiStreamingCall<unknown, unknown>,
+    })
+    const stream = work.bidi(new Metadata(), { deadline: Date.now() + 10_000 })
+    const answered = new Promise<number>((resolve) => stream.on('status', (s) => resolve(s.code)))
+    stream.resume()
+    // The client's normal end: its last message and its half-close in one write.
+    stream.write({ last: true })
+    stream.end()
+    expect(await answered).toBe(status.OK)
+    await closed.promise
+    await ends.count(1)
+    // Anything still held would be handed on (or dropped) by now.
+    await new Promise((resolve) => setImmediate(resolve))
+    expect(seen).toContain('end')
+    expect(seen.indexOf('end')).toBeGreaterThan(seen.indexOf('data'))
+    expect(ends.messages[0]).toMatchObject({ outcome: 'ok', code: status.OK })
+  })
+
+  it('a client-streaming handler that answers on the last message inside `for await` finishes its loop normally (no ERR_STREAM_PREMATURE_CLOSE)', async () => {
+    const ends = watch<GrpcServerEndMessage>(grpcChannels.serverEnd)
+    const loop = deferred<string>()
+    const work = await serve({
+      clientStream: ((call, callback) => {
+        const read = async () => {
+          for await (const message of call as AsyncIterable<{ last?: boolean }>) {
+            if (message.last) callback(null, { stored: true })
+          }
+        }
+        // Unhandled, this rejection crashes the server process.
+        read().then(
+          () => loop.resolve('finished'),
+          (error: { code?: string }) => loop.resolve(String(error.code)),
+        )
+      }) satisfies handleClientStreamingCall<unknown, unknown>,
+    })
+    const answer = deferred<{ error: ServiceError | null; value: unknown }>()
+    const upload = work.clientStream(
+      new Metadata(),
+      { deadline: Date.now() + 10_000 },
+      (error, value) => answer.resolve({ error, value }),
+    )
+    upload.write({ chunk: 1 })
+    upload.write({ last: true })
+    upload.end()
+    expect(await answer.promise).toEqual({ error: null, value: { stored: true } })
+    expect(await loop.promise).toBe('finished')
+    await ends.count(1)
+    expect(ends.messages[0]).toMatchObject({ outcome: 'ok', code: status.OK })
+  })
+
   it('observe mode reports a call that would have been cut, but neither answers nor aborts', async () => {
     const clock = new ManualClock()
     const starts = watch<GrpcServerStartMessage>(grpcChannels.serverStart)
