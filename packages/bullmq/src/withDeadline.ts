@@ -2,8 +2,7 @@ import {
   type Clock,
   Deadline,
   describeValue,
-  isAbortError,
-  isClientClosed,
+  fieldOf,
   isClock,
   isDeadlineExceeded,
   MAX_TIMER_MS,
@@ -462,6 +461,7 @@ export function withDeadline<
       if (signal && onCancel) signal.removeEventListener('abort', onCancel)
       delayGuard.undo()
       const ended = deadline.done || deadline.expired
+      const endReason = ended ? deadline.reason : undefined
       // Read before the dispose: a deadline disposed while live reads as one
       // that never expires (remaining() Infinity), and the end reports what
       // the job had left when it ended.
@@ -487,12 +487,16 @@ export function withDeadline<
       // With the processor's stack after its own: BullMQ stores this error's
       // stack as the job's `stacktrace`, the only one a dashboard shows.
       // After the turn above: formatting two stacks is bookkeeping too. Not
-      // when the processor rejected with the deadline's own error, or an
-      // abort made of it (fetch, timers/promises reject so): that stack is
-      // the deadline's timer firing, not where the processor was — the trace
-      // only grew and said the message twice.
+      // when the processor rejected with the deadline's own reason, or an
+      // abort made of it (fetch, timers/promises reject with an AbortError
+      // whose cause it is): that stack is the deadline's timer firing, not
+      // where the processor was — the trace only grew and said the message
+      // twice. Any other error, an abort of the processor's own or an SDK's
+      // (whose stack is the call's), keeps its stack.
       const cause = instead?.cause
-      if (instead && !isDeadlineExceeded(cause) && !isClientClosed(cause) && !isAbortError(cause)) {
+      const timersStack =
+        endReason !== undefined && (cause === endReason || fieldOf(cause, 'cause') === endReason)
+      if (instead && !timersStack) {
         withCauseStack(instead, cause)
       }
     }

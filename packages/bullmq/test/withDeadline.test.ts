@@ -188,6 +188,12 @@ describe.skipIf(!available)('withDeadline: a worker enforces the deadline a job 
     // Named, so its frame is told apart in the stack BullMQ stores.
     async function renderReport(job: Job, jobSignal: AbortSignal): Promise<never> {
       if (job.name === 'flaky') throw new Error('upstream 503')
+      if (job.name === 'gave-up') {
+        // An abort of its own, not the deadline's: where it was is the news.
+        const own = new AbortController()
+        own.abort()
+        throw own.signal.reason
+      }
       running.resolve(currentDeadline()!)
       await once(jobSignal, 'abort')
       throw new Error('render interrupted')
@@ -205,14 +211,21 @@ describe.skipIf(!available)('withDeadline: a worker enforces the deadline a job 
       {},
       { deadline, attempts: 3, backoff: { type: 'fixed', delay: 120_000 } },
     )
+    const gaveUp = await addWithDeadline(
+      queue,
+      'gave-up',
+      {},
+      { deadline, attempts: 3, backoff: { type: 'fixed', delay: 120_000 } },
+    )
     for (const [job, cause] of [
-      [stopped, 'render interrupted'],
-      [dropped, 'upstream 503'],
+      [stopped, 'Error: render interrupted'],
+      [dropped, 'Error: upstream 503'],
+      [gaveUp, 'AbortError: This operation was aborted'],
     ] as const) {
       expect(await finished(job, events, queue)).toMatchObject({ state: 'failed' })
       const [trace] = (await queue.getJob(job.id!))!.stacktrace ?? []
       expect(trace).toMatch(/^UnrecoverableError: deadline_exceeded: /)
-      expect(trace).toContain(`\nCaused by: Error: ${cause}\n`)
+      expect(trace).toContain(`\nCaused by: ${cause}\n`)
       expect(trace).toMatch(/at renderReport \(.*withDeadline\.test\.ts:\d+/)
     }
   })

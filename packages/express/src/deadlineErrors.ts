@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import {
   type Deadline,
   endedBy,
+  fieldOf,
   isAbortError,
   isClientClosed,
   isDeadlineExceeded,
@@ -102,7 +103,10 @@ export function deadlineErrors(...misuse: never[]): ErrorRequestHandler {
     // request's client has left: its deadline was cancelled then, and nobody
     // is left to answer — as after the 504 (below). Passed on, the app's error
     // handler logged "Request was aborted." for every client that hung up.
-    if (ingress?.clientClosed && isAbortError(error)) return
+    // One with a cause of the app's (its own controller aborted with an
+    // error) is a failure of the app's, passed on.
+    if (ingress?.clientClosed && isAbortError(error) && fieldOf(error, 'cause') === undefined)
+      return
     // A stream into a response that is over (the caller left, or the
     // deadline ended it) fails with Node's premature close: `pipeline`
     // rejects with it when the response closes under it. Nobody to tell.

@@ -283,6 +283,32 @@ describe.each(majors)('deadlineErrors() ($name)', (major) => {
     }
   })
 
+  it("passes on an abort of the app's own, with its own error as cause, though the request's client has left", async () => {
+    const reached = deferred()
+    const { url, passedOn } = await serve((app) => {
+      app.get(
+        '/',
+        major.route(async (req) => {
+          reached.resolve()
+          await aborted(req.deadline.signal)
+          const mine = new AbortController()
+          mine.abort(new Error('cache schema mismatch'))
+          await sleep(1, undefined, { signal: mine.signal })
+        }),
+      )
+    })
+    const client = new AbortController()
+    const gone = request(url, { dispatcher: agent, signal: client.signal }).catch(() => 'left')
+    await reached.promise
+    client.abort()
+    expect(await gone).toBe('left')
+    await expect.poll(() => passedOn.length).toBe(1)
+    expect(passedOn[0]).toMatchObject({
+      name: 'AbortError',
+      cause: { message: 'cache schema mismatch' },
+    })
+  })
+
   it("answers nothing for the AbortError Node's own APIs throw when the client left (its cause a ClientClosedError), and passes nothing on", async () => {
     const started = deferred()
     const judged = deferred<unknown>()
