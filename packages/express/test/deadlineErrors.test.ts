@@ -191,51 +191,13 @@ describe.each(majors)('deadlineErrors() ($name)', (major) => {
     expect(passedOn).toEqual([])
   })
 
-  it("swallows the official OpenAI client's APIUserAbortError, thrown for the deadline's signal after the 504 (named neither AbortError nor ABORT_ERR)", async () => {
-    // A provider that never answers: the SDK's call ends only by the signal.
-    const hung = createServer(() => {})
-    hung.listen(0, '127.0.0.1')
-    await once(hung, 'listening')
-    const { port } = hung.address() as AddressInfo
-    const { default: OpenAI } = await import('openai')
-    const openai = new OpenAI({
-      baseURL: `http://127.0.0.1:${port}/v1`,
-      apiKey: 'sk-test',
-      maxRetries: 0,
-    })
-    const thrown = deferred<unknown>()
-    try {
-      const { url, passedOn } = await serve((app) => {
-        app.get(
-          '/',
-          major.route(async (req) => {
-            try {
-              await openai.chat.completions.create(
-                { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Hi' }] },
-                { signal: req.deadline.signal },
-              )
-            } catch (error) {
-              thrown.resolve(error)
-              throw error
-            }
-          }),
-        )
-      })
-      const got = await get(url, { 'x-deadline-remaining-ms': '50' })
-      expect(got.status).toBe(504)
-      expect(((await thrown.promise) as object).constructor.name).toBe('APIUserAbortError')
-      // Its rejection has reached deadlineErrors() by the time the next request is served.
-      const next = await request(`${url}/missing`, { dispatcher: agent })
-      await next.body.dump()
-      expect(next.statusCode).toBe(404)
-      expect(passedOn).toEqual([])
-    } finally {
-      hung.closeAllConnections()
-      hung.close()
-    }
-  })
-
-  it("passes on no APIUserAbortError of the official OpenAI client when the request's client left mid-call (the SDK drops the signal's reason)", async () => {
+  /**
+   * The official OpenAI client against a provider that never answers (its
+   * call ends only by its signal), called by the route `/` with the
+   * request's deadline signal; `calling` resolves once the call is made,
+   * `thrown` with what the route rejects with.
+   */
+  async function serveHungOpenAI() {
     const hung = createServer(() => {})
     hung.listen(0, '127.0.0.1')
     await once(hung, 'listening')
@@ -248,37 +210,62 @@ describe.each(majors)('deadlineErrors() ($name)', (major) => {
     })
     const calling = deferred()
     const thrown = deferred<unknown>()
-    try {
-      const { url, passedOn } = await serve((app) => {
-        app.get(
-          '/',
-          major.route(async (req) => {
-            try {
-              const call = openai.chat.completions.create(
-                { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Hi' }] },
-                { signal: req.deadline.signal },
-              )
-              calling.resolve()
-              await call
-            } catch (error) {
-              thrown.resolve(error)
-              throw error
-            }
-          }),
-        )
-      })
-      const client = new AbortController()
-      const left = request(url, { dispatcher: agent, signal: client.signal }).catch(() => 'left')
-      await calling.promise
-      client.abort()
-      expect(await left).toBe('left')
+    const served = await serve((app) => {
+      app.get(
+        '/',
+        major.route(async (req) => {
+          try {
+            const call = openai.chat.completions.create(
+              { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Hi' }] },
+              { signal: req.deadline.signal },
+            )
+            calling.resolve()
+            await call
+          } catch (error) {
+            thrown.resolve(error)
+            throw error
+          }
+        }),
+      )
+    })
+    /** What the route threw reached deadlineErrors() and nothing was passed on (asked after it, on the next request). */
+    const passedOnNothing = async () => {
       expect(((await thrown.promise) as object).constructor.name).toBe('APIUserAbortError')
-      const next = await request(`${url}/missing`, { dispatcher: agent })
+      const next = await request(`${served.url}/missing`, { dispatcher: agent })
       await next.body.dump()
       expect(next.statusCode).toBe(404)
-      expect(passedOn).toEqual([])
-    } finally {
+      expect(served.passedOn).toEqual([])
+    }
+    const close = () => {
       hung.closeAllConnections()
+      hung.close()
+    }
+    return { url: served.url, calling, passedOnNothing, close }
+  }
+
+  it("swallows the official OpenAI client's APIUserAbortError, thrown for the deadline's signal after the 504 (named neither AbortError nor ABORT_ERR)", async () => {
+    const hung = await serveHungOpenAI()
+    try {
+      const got = await get(hung.url, { 'x-deadline-remaining-ms': '50' })
+      expect(got.status).toBe(504)
+      await hung.passedOnNothing()
+    } finally {
+      hung.close()
+    }
+  })
+
+  it("passes on no APIUserAbortError of the official OpenAI client when the request's client left mid-call (the SDK drops the signal's reason)", async () => {
+    const hung = await serveHungOpenAI()
+    try {
+      const client = new AbortController()
+      const left = request(hung.url, { dispatcher: agent, signal: client.signal }).catch(
+        () => 'left',
+      )
+      await hung.calling.promise
+      client.abort()
+      expect(await left).toBe('left')
+      await hung.passedOnNothing()
+    } finally {
       hung.close()
     }
   })
