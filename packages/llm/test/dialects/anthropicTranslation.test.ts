@@ -24,6 +24,20 @@ const sse = (event: string, data: object) => `event: ${event}\ndata: ${JSON.stri
 describe('Anthropic Messages translation', () => {
   const hi = [{ role: 'user' as const, content: 'hi' }]
 
+  /** The answer callModel makes of `stream` (an Anthropic SSE body) served by a replay server. */
+  async function streamedAnswer(stream: string) {
+    server = await startReplayServer(() => ({
+      status: 200,
+      headers: { 'content-type': 'text/event-stream' },
+      chunks: [stream],
+    }))
+    return callModel({
+      models: [anthropicAdapter({ baseURL: server.url, apiKey: 'k', model: 'm' })],
+      request: { messages: hi, maxTokens: 64, stream: true },
+      limits: { admission: false },
+    }).result
+  }
+
   it('sends no neutral temperature or top_p beside the other (Claude 4.5 and later refuse both)', () => {
     const sampling = (
       temperature: number | undefined,
@@ -335,16 +349,7 @@ describe('Anthropic Messages translation', () => {
         usage: { input_tokens: 20, output_tokens: 30 },
       }) +
       sse('message_stop', { type: 'message_stop' })
-    server = await startReplayServer(() => ({
-      status: 200,
-      headers: { 'content-type': 'text/event-stream' },
-      chunks: [stream],
-    }))
-    const answer = await callModel({
-      models: [anthropicAdapter({ baseURL: server.url, apiKey: 'k', model: 'm' })],
-      request: { messages: hi, maxTokens: 64, stream: true },
-      limits: { admission: false },
-    }).result
+    const answer = await streamedAnswer(stream)
     // Before: '' thinking, 'now.' alone, and the first call run with `{}`.
     expect(answer.text).toBe('Checking now.')
     expect(answer.content).toEqual([
@@ -393,16 +398,7 @@ describe('Anthropic Messages translation', () => {
         usage: { input_tokens: 20, output_tokens: 30 },
       }) +
       sse('message_stop', { type: 'message_stop' })
-    server = await startReplayServer(() => ({
-      status: 200,
-      headers: { 'content-type': 'text/event-stream' },
-      chunks: [stream],
-    }))
-    const answer = await callModel({
-      models: [anthropicAdapter({ baseURL: server.url, apiKey: 'k', model: 'm' })],
-      request: { messages: hi, maxTokens: 64, stream: true },
-      limits: { admission: false },
-    }).result
+    const answer = await streamedAnswer(stream)
     // Before: 'Let meLet me think.', a second empty thinking block signed
     // 'SIG-final' after one signed 'SIG-start', and 'HelloHello world.'.
     expect(answer.content).toEqual([
