@@ -150,7 +150,9 @@ export class ServerCall {
       // A handler that answers on the client's last message, in the turn
       // its half-close came, lost it: a bidi stream's `end` never fired,
       // and a `for await` over the call rejected ERR_STREAM_PREMATURE_CLOSE
-      // (unhandled, the server crashed).
+      // (unhandled, the server crashed). A status sent before anything was
+      // written goes out trailers-only and grpc-js ends the stream the next
+      // tick, before a released half-close's `end` fires (README, step 5).
       this.#releaseHalfClose()
       next(sent)
     },
