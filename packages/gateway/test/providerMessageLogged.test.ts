@@ -51,6 +51,9 @@ describe("an attempt's log line carries the provider's own message", () => {
       ['oa', 'fallback', 'The server had an error M500'],
       ['an', 'fallback', 'Overloaded M529'],
     ])
+    // Each failed answer's own request id (the fakes name every answer), for a support ticket.
+    for (const line of lines) expect(line['providerRequestId']).toMatch(/\S/)
+    expect(new Set(lines.map((l) => l['providerRequestId'])).size).toBe(2)
   })
 
   it('a key the provider echoes in its message is not logged', async () => {

@@ -343,6 +343,8 @@ function callOptions(
         // The provider's own words (llm's record: cut, no keys); the line's
         // secret scrub runs over it as over every field.
         providerMessage: record.providerMessage,
+        // The provider's name for the failed answer, for a support ticket.
+        providerRequestId: record.providerRequestId,
       })
     },
   }

@@ -32,6 +32,11 @@ export function classifyThrown(
     keys?: readonly string[] | undefined
     /** ms from sending the request to the failure, when measured. */
     waitedMs?: number | undefined
+    /**
+     * The provider's request id header of the answer being read, once one
+     * came: on the failure (`ProviderError.providerRequestId`).
+     */
+    requestId?: string | undefined
   },
   answered?: number,
   streamed = false,
@@ -40,9 +45,11 @@ export function classifyThrown(
   if (context.deadline?.done) return { rethrow: context.deadline.reason }
   if (isDeadlineExceeded(thrown)) return { rethrow: thrown }
   if (thrown instanceof ProviderError) return { error: thrown }
-  const { provider, model } = context
+  const { provider, model, requestId } = context
   if (isProviderReplyError(thrown)) {
-    return { error: new ProviderError({ provider, model, error: thrown.error, cause: thrown }) }
+    return {
+      error: new ProviderError({ provider, model, error: thrown.error, cause: thrown, requestId }),
+    }
   }
   const code = (thrown as { code?: unknown } | null)?.code
   // A read timeout (no headers, or the body went quiet) comes after the
@@ -115,6 +122,7 @@ export function classifyThrown(
         message,
       },
       cause: thrown,
+      requestId,
     }),
   }
 }

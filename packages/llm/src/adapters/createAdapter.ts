@@ -143,13 +143,25 @@ export function createAdapter(
   const fetch: HourglassFetch = options.fetch ?? (own as HourglassFetch)
   let turn = 0
 
-  const fail = (send: SendOptions, error: ProviderError['normalized'], cause?: unknown) => ({
+  /** The provider's request id header of `res`, when it sent one (`Dialect.requestIdHeader`). */
+  const requestIdOf = (res: Reply): string | undefined =>
+    readRequestId(res.headers, dialect.requestIdHeader)
+
+  // With the request id of the answer the failure came in: what the
+  // provider's support asks for, for a failed call as for an answered one.
+  const fail = (
+    res: Reply,
+    send: SendOptions,
+    error: ProviderError['normalized'],
+    cause?: unknown,
+  ) => ({
     ok: false as const,
     error: new ProviderError({
       provider: name,
       model,
       error: redactError(error, secretsFor(send)),
       cause,
+      requestId: requestIdOf(res),
     }),
   })
 
@@ -228,12 +240,14 @@ export function createAdapter(
     return { url: made.url, options: sent }
   }
 
-  const context = (send: SendOptions) => ({
+  /** What `classifyThrown` and `readEvents` build a failure with; `requestId`, once an answer came. */
+  const context = (send: SendOptions, requestId?: string | undefined) => ({
     provider: name,
     model,
     signal: send.signal,
     deadline: send.deadline,
     keys: secretsFor(send),
+    requestId,
   })
 
   // The request is built before the `try`: what building it throws (an
@@ -258,9 +272,10 @@ export function createAdapter(
     const clock = send.deadline?.clock ?? systemClock
     const sentAt = clock.now()
     let headersAt: number | undefined
+    let res: Reply | undefined
     const unlink = streamSafeSignal(out.options)
     try {
-      const res = await undiciRequest(out.url, out.options)
+      res = await undiciRequest(out.url, out.options)
       headersAt = clock.now()
       res.body.once('close', unlink)
       return await work(res)
@@ -272,7 +287,9 @@ export function createAdapter(
       // whose body then broke off, rethrown by `brokeOff`), no such wait:
       // a 503 cut mid-body was taken for a billed generation, not retried.
       const waitedMs = headersAt === undefined ? clock.now() - sentAt : undefined
-      const verdict = classifyThrown(thrown, { ...context(send), waitedMs })
+      // An error status whose body broke off keeps its answer's request id.
+      const requestId = res === undefined ? undefined : requestIdOf(res)
+      const verdict = classifyThrown(thrown, { ...context(send, requestId), waitedMs })
       if ('rethrow' in verdict) throw verdict.rethrow
       return { ok: false as const, error: verdict.error }
     }
@@ -284,7 +301,7 @@ export function createAdapter(
   // fallback may still be asked). An error status's body: as any failure.
   const brokeOff = (thrown: unknown, res: Reply, send: SendOptions): Failure => {
     if (res.statusCode < 200 || res.statusCode >= 300) throw thrown
-    const verdict = classifyThrown(thrown, context(send), res.statusCode)
+    const verdict = classifyThrown(thrown, context(send, requestIdOf(res)), res.statusCode)
     if ('rethrow' in verdict) throw verdict.rethrow
     return { ok: false, error: verdict.error }
   }
@@ -313,6 +330,7 @@ export function createAdapter(
       declaredBytes,
     })
     return fail(
+      res,
       send,
       {
         kind: 'server_error',
@@ -372,7 +390,7 @@ export function createAdapter(
   ): Failure => {
     const status = res.statusCode
     if (!beginsAsJson(text)) {
-      return fail(send, {
+      return fail(res, send, {
         kind: 'server_error',
         retryable: true,
         status,
@@ -380,6 +398,7 @@ export function createAdapter(
       })
     }
     return fail(
+      res,
       send,
       {
         kind: 'server_error',
@@ -411,6 +430,7 @@ export function createAdapter(
         message: `the ${res.statusCode} ${what} no answer (no content and no finish reason); asked again`,
         ...(usage !== undefined && usage.inputTokens > 0 ? { usage } : {}),
       },
+      requestId: requestIdOf(res),
     }),
   })
 
@@ -433,7 +453,7 @@ export function createAdapter(
       body: text,
       json,
     })
-    if (error !== undefined) return fail(send, error)
+    if (error !== undefined) return fail(res, send, error)
     let response: ChatResponse
     try {
       response = read.parseResponse(json ?? text, { headers: res.headers, text })
@@ -442,7 +462,7 @@ export function createAdapter(
       // A parser's error says 200; the answer's own status is what the
       // failure and its attempt record must say.
       if (isProviderReplyError(thrown) && thrown.error.status !== res.statusCode) {
-        return fail(send, { ...thrown.error, status: res.statusCode }, thrown)
+        return fail(res, send, { ...thrown.error, status: res.statusCode }, thrown)
       }
       throw thrown
     }
@@ -482,16 +502,16 @@ export function createAdapter(
     text: string,
   ): Promise<{ ok: true; status: number; response: ChatResponse } | Failure> => {
     const collector = new StreamCollector(dialect.wire === 'openai')
+    const requestId = requestIdOf(res)
     const { events, usageSoFar } = streamOf(
       bodyOfText(text),
       dialectFor(send),
       send,
-      context(send),
+      context(send, requestId),
       maxStreamBytes,
     )
     for await (const event of events) collector.add(event)
     if (collector.empty) return noAnswer(res, 'reply is a stream with', usageSoFar())
-    const requestId = readRequestId(res.headers, dialect.requestIdHeader)
     const response = collector.response(name, model, requestId)
     // A tool call too deep to write again: an answer that cannot be read, as
     // the JSON answer's (`unreadable`): not resent to this model.
@@ -499,6 +519,7 @@ export function createAdapter(
     if (unwritable !== undefined) {
       const thrown = malformedReply(`tool call "${unwritable}" (arguments nested too deep)`)
       return fail(
+        res,
         send,
         {
           kind: 'server_error',
@@ -552,11 +573,18 @@ export function createAdapter(
             // read as the stream it is — parsed as JSON it was a malformed
             // reply, resent to the same model and charged nothing. Read whole
             // first (up to `maxResponseBytes`), so its events come at its end.
+            const requestId = requestIdOf(res)
             return {
               ok: true,
               status: res.statusCode,
-              ...streamOf(bodyOfText(text), dialectFor(send), send, context(send), maxStreamBytes),
-              providerRequestId: readRequestId(res.headers, dialect.requestIdHeader),
+              ...streamOf(
+                bodyOfText(text),
+                dialectFor(send),
+                send,
+                context(send, requestId),
+                maxStreamBytes,
+              ),
+              providerRequestId: requestId,
             }
           }
           const answer = answerOf(res, send, text)
@@ -580,11 +608,14 @@ export function createAdapter(
           discardBody(res.body)
           return tooLarge(res, send, 0, declared, 'maxStreamBytes')
         }
+        // The stream's failures (an error frame, a cut, an unreadable event)
+        // carry the 200's request id, as its answer does.
+        const requestId = requestIdOf(res)
         return {
           ok: true,
           status: res.statusCode,
-          ...streamOf(res.body, dialectFor(send), send, context(send), maxStreamBytes),
-          providerRequestId: readRequestId(res.headers, dialect.requestIdHeader),
+          ...streamOf(res.body, dialectFor(send), send, context(send, requestId), maxStreamBytes),
+          providerRequestId: requestId,
         }
       })
     },

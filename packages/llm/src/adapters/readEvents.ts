@@ -169,6 +169,7 @@ export async function* readEvents(
           message:
             'the 200 stream ended before the provider’s end marker; not resent to this model: the provider had started the generation, and may bill it',
         },
+        requestId: context.requestId,
       })
     }
   } catch (thrown) {
@@ -236,6 +237,7 @@ function unreadable(
       message: `the 200 stream could not be read (${thrown.error.message}); not resent to this model: the provider had started the generation, and may bill it`,
     },
     cause: thrown,
+    requestId: context.requestId,
   })
 }
 
@@ -267,6 +269,7 @@ function tooLarge(
       option: 'maxStreamBytes',
       readBytes,
     }),
+    requestId: context.requestId,
   })
 }
 

@@ -462,6 +462,9 @@ async function attemptsOn(
       // finish): what its support asks for, as a whole answer's record has.
       const responseId = streamedResponseId(received)
       if (responseId !== undefined) ended.responseId = responseId
+      // The request id of the 200 an error frame or a cut broke after its first token.
+      const requestId = isStreamInterrupted(thrown) ? requestIdOf(thrown.cause) : undefined
+      if (requestId !== undefined) ended.providerRequestId = requestId
       if (unsent) ended.sent = false
       record(ended)
       throw thrown
@@ -507,7 +510,12 @@ async function attemptsOn(
       endedAnswer = answerFields(result.response, received)
       result = {
         ok: false,
-        error: answerEndedInError(adapter, result.status, result.response.providerFinishReason),
+        error: answerEndedInError(
+          adapter,
+          result.status,
+          result.response.providerFinishReason,
+          result.response.providerRequestId,
+        ),
       }
     }
     if (result.ok) {
@@ -563,6 +571,10 @@ async function attemptsOn(
       const responseId = streamedResponseId(received)
       if (responseId !== undefined) counts = { ...counts, responseId }
     }
+    // The provider's request id of the answer the failure came in (an error
+    // status, a stream's error frame): on each of its records, for a support ticket.
+    const requestId = requestIdOf(error)
+    if (requestId !== undefined) counts = { ...counts, providerRequestId: requestId }
     // Refused by the HTTP client before it left: said so on its records.
     const unsent = refusedBySender(error)
     if (unsent) counts = { ...counts, sent: false }
@@ -652,6 +664,7 @@ async function attemptsOn(
           errorClass: className(error.cause ?? error),
           errorKind: error.kind,
           providerMessage: providerMessageOf(error),
+          ...(requestId === undefined ? {} : { providerRequestId: requestId }),
           delayMs: 0,
           reason: `this key ${why}; the next key of the provider is tried`,
         })
@@ -825,6 +838,7 @@ function answerEndedInError(
   adapter: ModelAdapter,
   status: number,
   providerFinishReason: string | undefined,
+  requestId: string | undefined,
 ): ProviderError {
   // The provider's own reason (Gemini's OTHER, MALFORMED_FUNCTION_CALL) as
   // the code, so the attempt's reason and the error name which it was.
@@ -841,6 +855,7 @@ function answerEndedInError(
         : { providerCode: `finishReason:${providerFinishReason}` }),
       message: `the answer ended in an error (finish reason ${said}: cut short by the provider, or a malformed tool call); not a complete answer`,
     },
+    requestId,
   })
 }
 
@@ -1067,6 +1082,11 @@ function className(error: unknown): string {
   // Unreadable (a revoked Proxy, a throwing getter): said by its type alone.
   const name = isError(error) ? fieldOf(fieldOf(error, 'constructor'), 'name') : undefined
   return typeof name === 'string' ? name : typeof error
+}
+
+/** The request id a failure's `ProviderError` carries (`providerRequestId`), when it is one. */
+function requestIdOf(error: unknown): string | undefined {
+  return isProviderError(error) ? error.providerRequestId : undefined
 }
 
 /**

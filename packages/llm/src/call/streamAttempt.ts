@@ -88,6 +88,7 @@ export async function streamAttempt(options: StreamAttemptOptions): Promise<Send
       const error = new ProviderError({
         provider: adapter.name,
         model: adapter.model,
+        requestId: providerRequestId,
         error: {
           kind: 'server_error',
           retryable: false,
@@ -186,6 +187,7 @@ export async function streamAttempt(options: StreamAttemptOptions): Promise<Send
         error: new ProviderError({
           provider: adapter.name,
           model: adapter.model,
+          requestId: providerRequestId,
           error: {
             kind: 'server_error',
             retryable: true,
@@ -223,6 +225,8 @@ export async function streamAttempt(options: StreamAttemptOptions): Promise<Send
         error: new ProviderError({
           provider: adapter.name,
           model: adapter.model,
+          // The 200's, when its headers came before the timer ran out.
+          requestId: providerRequestId,
           error: {
             kind: 'timeout',
             retryable: false,

@@ -1,6 +1,6 @@
 import { HourglassError, hasErrorCode } from '@hourglass/core'
 import type { ErrorKind, NormalizedError, Usage } from '../types.js'
-import { printableError } from './printableError.js'
+import { codeLine, printableError } from './printableError.js'
 
 export interface ProviderErrorDetails {
   /** The adapter's name (`openai`, `anthropic`, …). */
@@ -12,6 +12,11 @@ export interface ProviderErrorDetails {
    */
   error: NormalizedErrorWithUsage
   cause?: unknown
+  /**
+   * The provider's request id header of the answer the failure came in
+   * (`Dialect.requestIdHeader`): `ProviderError.providerRequestId`.
+   */
+  requestId?: string | undefined
 }
 
 /**
@@ -63,6 +68,16 @@ export class ProviderError extends HourglassError {
    * tokens charged. Undefined for any other error.
    */
   readonly outputCharsBeforeError: number | undefined
+  /**
+   * The provider's request id (`Dialect.requestIdHeader`: OpenAI's
+   * `x-request-id`, Anthropic's `request-id`, DeepSeek's `x-ds-trace-id`) of
+   * the answer this failure came in — an error status, an error in a 2xx
+   * body, an answer that could not be read, the 200 stream an error frame or
+   * a cut ended: what the provider's support asks for. Undefined when no
+   * answer came (a transport failure before any headers) or it named none.
+   * Kept off `normalized`, whose shape is what a gateway's error body says.
+   */
+  readonly providerRequestId: string | undefined
 
   constructor(details: ProviderErrorDetails) {
     // Whoever built it (a custom dialect, a finish reason), what reaches
@@ -83,6 +98,8 @@ export class ProviderError extends HourglassError {
     this.retryAfterMs = e.retryAfterMs
     this.usage = e.usage
     this.outputCharsBeforeError = e.outputCharsBeforeError
+    // A header's value, as the provider or a proxy wrote it: on one printable line too.
+    this.providerRequestId = codeLine(details.requestId)
     // Kept off `normalized`: what reaches logs and the gateway's error body.
     if (e.usage === undefined && e.outputCharsBeforeError === undefined) this.normalized = e
     else {

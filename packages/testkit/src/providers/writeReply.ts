@@ -154,10 +154,12 @@ async function writeError(ctx: ReplyContext, reply: ErrorReply): Promise<void> {
     'content-type':
       typeof reply.body === 'string' ? 'text/plain; charset=utf-8' : 'application/json',
     'content-length': Buffer.byteLength(text),
-    // DeepSeek names its refusals as every answer, each by a trace id of
-    // its own: added here, per answer, so a reply object answered twice (or
-    // `reply.error`'s) gets one too. A scripted header still wins.
-    ...(ctx.dialect === 'deepseek' ? requestIdHeader(ctx, '') : {}),
+    // An API names its refusals as it names its answers (OpenAI's 429 has
+    // its `x-request-id`, Anthropic's 529 its `request-id`, DeepSeek's 402
+    // its `x-ds-trace-id`; Gemini none), each by an id of its own: added
+    // here, per answer, so a reply object answered twice (or `reply.error`'s)
+    // gets one too. A scripted header still wins.
+    ...requestIdHeader(ctx, randomBytes(12).toString('hex')),
     ...(resetAfterS === undefined || reply.headers === undefined
       ? reply.headers
       : stampResets(reply.headers, ctx.wallNowMs(), resetAfterS)),
