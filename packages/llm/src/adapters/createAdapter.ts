@@ -3,6 +3,7 @@ import { createFetch, type DeadlineDispatchOptions, type HourglassFetch } from '
 import { request as undiciRequest } from 'undici'
 import { StreamCollector } from '../call/StreamCollector.js'
 import { unwritableToolCall } from '../dialects/blocks.js'
+import { cutRedacted } from '../dialects/classifyError.js'
 import { type Dialect, readRequestId } from '../dialects/Dialect.js'
 import { headerValue } from '../dialects/errorHeaders.js'
 import { isNoAnswer } from '../dialects/noAnswer.js'
@@ -14,6 +15,7 @@ import {
   malformedReply,
   type ProviderReplyError,
 } from '../errors/ProviderReplyError.js'
+import { MAX_CODE_CHARS } from '../errors/printableError.js'
 import { ResponseTooLargeError } from '../errors/ResponseTooLargeError.js'
 import type { ChatRequest, ChatResponse, StreamEvent, Usage } from '../types.js'
 import {
@@ -143,9 +145,16 @@ export function createAdapter(
   const fetch: HourglassFetch = options.fetch ?? (own as HourglassFetch)
   let turn = 0
 
-  /** The provider's request id header of `res`, when it sent one (`Dialect.requestIdHeader`). */
-  const requestIdOf = (res: Reply): string | undefined =>
-    readRequestId(res.headers, dialect.requestIdHeader)
+  /**
+   * The provider's request id header of `res`, when it sent one
+   * (`Dialect.requestIdHeader`), with the adapter's keys redacted as from the
+   * provider code: a header is the provider's to fill, and one that echoed
+   * a key put it in every record and log line the id reaches.
+   */
+  const requestIdOf = (res: Reply, send: SendOptions): string | undefined => {
+    const id = readRequestId(res.headers, dialect.requestIdHeader)
+    return id === undefined ? undefined : cutRedacted(id, MAX_CODE_CHARS, secretsFor(send))
+  }
 
   // With the request id of the answer the failure came in: what the
   // provider's support asks for, for a failed call as for an answered one.
@@ -161,7 +170,7 @@ export function createAdapter(
       model,
       error: redactError(error, secretsFor(send)),
       cause,
-      requestId: requestIdOf(res),
+      requestId: requestIdOf(res, send),
     }),
   })
 
@@ -288,7 +297,7 @@ export function createAdapter(
       // a 503 cut mid-body was taken for a billed generation, not retried.
       const waitedMs = headersAt === undefined ? clock.now() - sentAt : undefined
       // An error status whose body broke off keeps its answer's request id.
-      const requestId = res === undefined ? undefined : requestIdOf(res)
+      const requestId = res === undefined ? undefined : requestIdOf(res, send)
       const verdict = classifyThrown(thrown, { ...context(send, requestId), waitedMs })
       if ('rethrow' in verdict) throw verdict.rethrow
       return { ok: false as const, error: verdict.error }
@@ -301,7 +310,7 @@ export function createAdapter(
   // fallback may still be asked). An error status's body: as any failure.
   const brokeOff = (thrown: unknown, res: Reply, send: SendOptions): Failure => {
     if (res.statusCode < 200 || res.statusCode >= 300) throw thrown
-    const verdict = classifyThrown(thrown, context(send, requestIdOf(res)), res.statusCode)
+    const verdict = classifyThrown(thrown, context(send, requestIdOf(res, send)), res.statusCode)
     if ('rethrow' in verdict) throw verdict.rethrow
     return { ok: false, error: verdict.error }
   }
@@ -418,7 +427,12 @@ export function createAdapter(
    * (`usage`): the provider says it counted, and bills, the prompt, so the
    * attempt is charged by those counts (`ProviderError.usage`).
    */
-  const noAnswer = (res: Reply, what: string, usage: Usage | undefined): Failure => ({
+  const noAnswer = (
+    res: Reply,
+    send: SendOptions,
+    what: string,
+    usage: Usage | undefined,
+  ): Failure => ({
     ok: false,
     error: new ProviderError({
       provider: name,
@@ -430,7 +444,7 @@ export function createAdapter(
         message: `the ${res.statusCode} ${what} no answer (no content and no finish reason); asked again`,
         ...(usage !== undefined && usage.inputTokens > 0 ? { usage } : {}),
       },
-      requestId: requestIdOf(res),
+      requestId: requestIdOf(res, send),
     }),
   })
 
@@ -479,6 +493,7 @@ export function createAdapter(
     if (answered && isNoAnswer(response)) {
       return noAnswer(
         res,
+        send,
         'answer has',
         response.usageReported === false ? undefined : response.usage,
       )
@@ -502,7 +517,7 @@ export function createAdapter(
     text: string,
   ): Promise<{ ok: true; status: number; response: ChatResponse } | Failure> => {
     const collector = new StreamCollector(dialect.wire === 'openai')
-    const requestId = requestIdOf(res)
+    const requestId = requestIdOf(res, send)
     const { events, usageSoFar } = streamOf(
       bodyOfText(text),
       dialectFor(send),
@@ -511,7 +526,7 @@ export function createAdapter(
       maxStreamBytes,
     )
     for await (const event of events) collector.add(event)
-    if (collector.empty) return noAnswer(res, 'reply is a stream with', usageSoFar())
+    if (collector.empty) return noAnswer(res, send, 'reply is a stream with', usageSoFar())
     const response = collector.response(name, model, requestId)
     // A tool call too deep to write again: an answer that cannot be read, as
     // the JSON answer's (`unreadable`): not resent to this model.
@@ -573,7 +588,7 @@ export function createAdapter(
             // read as the stream it is — parsed as JSON it was a malformed
             // reply, resent to the same model and charged nothing. Read whole
             // first (up to `maxResponseBytes`), so its events come at its end.
-            const requestId = requestIdOf(res)
+            const requestId = requestIdOf(res, send)
             return {
               ok: true,
               status: res.statusCode,
@@ -610,7 +625,7 @@ export function createAdapter(
         }
         // The stream's failures (an error frame, a cut, an unreadable event)
         // carry the 200's request id, as its answer does.
-        const requestId = requestIdOf(res)
+        const requestId = requestIdOf(res, send)
         return {
           ok: true,
           status: res.statusCode,

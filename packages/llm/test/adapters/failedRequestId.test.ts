@@ -116,6 +116,24 @@ describe("a failed call keeps the provider's request id", () => {
     expect(result.error.providerRequestId).toMatch(/^[0-9a-f]{32}$/)
   })
 
+  it('a key the provider echoes in its request id header is redacted there, as from its message', async () => {
+    const KEY = 'sk-live-Zq8mV2xT4bN7cL1pR9sW3yK6'
+    const fake = await fakes.start({ dialect: 'openai' })
+    fake.enqueue(
+      reply.error(
+        500,
+        { error: { message: 'boom', type: 'server_error' } },
+        { 'x-request-id': `req_${KEY}` },
+      ),
+    )
+    const adapter = fakes.adapter(
+      openAICompatible({ baseURL: fake.baseURL, apiKey: KEY, model: 'm' }),
+    )
+    const result = await sendHi(adapter, KEY)
+    if (result.ok) throw new Error('answered')
+    expect(result.error.providerRequestId).toBe('req_[redacted]')
+  })
+
   it('no answer, no id: a connection refused', async () => {
     const fake = await fakes.start({ dialect: 'openai' })
     const baseURL = fake.baseURL
