@@ -84,6 +84,24 @@ export interface LlmAttemptMessage {
    * timeout, an error frame — with or without tokens delivered) has it too.
    */
   responseId?: string | undefined
+  /**
+   * The provider's request id of the answer a failed attempt got
+   * (`ProviderError.providerRequestId`: OpenAI's `x-request-id`, Anthropic's
+   * `request-id`, DeepSeek's `x-ds-trace-id`), for an error status, an error
+   * in a 2xx body, or the 200 stream an error frame or a cut ended (before
+   * or after its first token): what the provider's support asks for. Absent
+   * when no answer came or it named none, and on a success (its
+   * `ChatResponse.providerRequestId` has it).
+   */
+  providerRequestId?: string | undefined
+  /**
+   * For a streamed attempt whose first token came (a success, or a stream
+   * broken or stopped after it): the time from sending the request to that
+   * token, in ms — the first chunk that carried output (text, thinking, a
+   * tool call), not the role-only or `message_start` frames before it, nor
+   * keep-alive comments: what `firstTokenTimeoutMs` waits for.
+   */
+  firstTokenMs?: number | undefined
   /** When an answer came: `ChatResponse.systemFingerprint` (OpenAI-compatible dialects), when said. */
   systemFingerprint?: string | undefined
   /** When an answer came: `ChatResponse.serviceTier` (`default`, `flex`, …), when said. */
@@ -151,6 +169,11 @@ export interface LlmAttemptMessage {
    * is its name, which a caller may set). As `serverAddress`.
    */
   dialect?: string | undefined
+  /**
+   * `true` when the request asked for a stream (`ChatRequest.stream`);
+   * absent for a whole answer. As `serverAddress`.
+   */
+  stream?: true | undefined
 }
 
 /** What a call asked of the model's generation: each field only when the caller set it. */

@@ -205,6 +205,27 @@ export const ATTR_GEN_AI_RESPONSE_FINISH_REASONS = 'gen_ai.response.finish_reaso
 /** The provider's id of the answer (`chatcmpl-…`, `msg_…`), when it named one. Spans only: one value per answer. */
 export const ATTR_GEN_AI_RESPONSE_ID = 'gen_ai.response.id'
 /**
+ * `true` on the span of a model attempt that asked for a stream, left out
+ * for a whole answer: the conventions set it "if and only if the request is
+ * streaming" (semconv 1.45 incubating `ATTR_GEN_AI_REQUEST_STREAM`).
+ */
+export const ATTR_GEN_AI_REQUEST_STREAM = 'gen_ai.request.stream'
+/**
+ * Seconds from sending a streamed attempt's request to its first token (llm's
+ * `firstTokenMs`: the first chunk that carried output), when one came
+ * (semconv 1.45 incubating `ATTR_GEN_AI_RESPONSE_TIME_TO_FIRST_CHUNK`). Spans;
+ * the metric is `gen_ai.client.operation.time_to_first_chunk`.
+ */
+export const ATTR_GEN_AI_RESPONSE_TIME_TO_FIRST_CHUNK = 'gen_ai.response.time_to_first_chunk'
+/**
+ * The provider's request id of the answer a failed model attempt got
+ * (OpenAI's `x-request-id`, Anthropic's `request-id`, DeepSeek's
+ * `x-ds-trace-id`: llm's `providerRequestId`), what the provider's support
+ * asks for. Under Hourglass's name: the GenAI conventions have none for it
+ * (`gen_ai.response.id` is the answer's id, another). Spans only: one value per request.
+ */
+export const ATTR_LLM_PROVIDER_REQUEST_ID = 'hourglass.llm.provider_request_id'
+/**
  * OpenAI's `system_fingerprint` and `service_tier` of the answer, when the
  * provider sent them (OpenAI-compatible dialects), under the OpenAI
  * conventions' names (semconv 1.45; `gen_ai.openai.response.*` before). Spans only.
@@ -390,6 +411,15 @@ export const METRIC_GEN_AI_CLIENT_OPERATION_DURATION = 'gen_ai.client.operation.
  * reported none: never a guess, never 0 for unknown).
  */
 export const METRIC_GEN_AI_CLIENT_TOKEN_USAGE = 'gen_ai.client.token.usage'
+/**
+ * Histogram, s: for each streamed model attempt whose first token came, the
+ * time from sending its request to that token (the conventions: "SHOULD be
+ * reported for streaming calls and SHOULD NOT be reported otherwise"), by
+ * the attributes of `gen_ai.client.operation.duration`. Not the server side's
+ * `gen_ai.server.time_to_first_token`, which a model server reports.
+ */
+export const METRIC_GEN_AI_CLIENT_OPERATION_TIME_TO_FIRST_CHUNK =
+  'gen_ai.client.operation.time_to_first_chunk'
 
 /**
  * Where a deadline ran out, the value of `hourglass.deadline.stage`:

@@ -173,6 +173,21 @@ export function modelErrorType(errorKind: string | undefined): string | undefine
 }
 
 /**
+ * A streamed model attempt's time to its first token, in seconds (the
+ * conventions' unit), for `gen_ai.response.time_to_first_chunk` and its
+ * metric; undefined for a whole answer, a stream whose first token never
+ * came, or a value that is no duration.
+ */
+export function firstChunkSeconds(m: {
+  stream?: true | undefined
+  firstTokenMs?: number | undefined
+}): number | undefined {
+  const ms = m.firstTokenMs
+  if (m.stream !== true || ms === undefined || !Number.isFinite(ms)) return undefined
+  return Math.max(0, ms) / 1000
+}
+
+/**
  * A model attempt's `error.type`, on its chat span and its duration metric
  * alike; undefined for a success. A success whose answer ended in an error
  * failed all the same (see `endedInError`).

@@ -30,6 +30,7 @@ import {
   METRIC_EGRESS_REMAINING,
   METRIC_EXCEEDED,
   METRIC_GEN_AI_CLIENT_OPERATION_DURATION,
+  METRIC_GEN_AI_CLIENT_OPERATION_TIME_TO_FIRST_CHUNK,
   METRIC_GEN_AI_CLIENT_TOKEN_USAGE,
   METRIC_GRPC_FAILED_AFTER_ANSWER,
   METRIC_INGRESS_REMAINING,
@@ -47,6 +48,7 @@ import {
   ENDED_IN_ERROR_WHY,
   endedInError,
   errorType,
+  firstChunkSeconds,
   genAiOperation,
   genAiProvider,
   type Handlers,
@@ -73,7 +75,7 @@ const BUDGET_BUCKETS_S = [
   0, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300,
 ]
 
-/** The GenAI conventions' advice for `gen_ai.client.operation.duration`, in s. */
+/** The GenAI conventions' advice for `gen_ai.client.operation.duration` and `…time_to_first_chunk`, in s. */
 const GEN_AI_DURATION_BUCKETS_S = [
   0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92,
 ]
@@ -160,6 +162,16 @@ export function metricHandlers(meter: Meter): Handlers {
     unit: 's',
     advice: { explicitBucketBoundaries: GEN_AI_DURATION_BUCKETS_S },
   })
+  // A stream's wait for its first token: what its reader waits through, which
+  // the duration (to the stream's end) hides behind the answer's length.
+  const genAiFirstChunk = meter.createHistogram(
+    METRIC_GEN_AI_CLIENT_OPERATION_TIME_TO_FIRST_CHUNK,
+    {
+      description: 'Time to receive the first chunk of a streamed answer',
+      unit: 's',
+      advice: { explicitBucketBoundaries: GEN_AI_DURATION_BUCKETS_S },
+    },
+  )
   const genAiTokens = meter.createHistogram(METRIC_GEN_AI_CLIENT_TOKEN_USAGE, {
     description: 'Number of input and output tokens used',
     unit: '{token}',
@@ -218,12 +230,12 @@ export function metricHandlers(meter: Meter): Handlers {
       [ATTR_SERVER_ADDRESS]: m.serverAddress,
       [ATTR_SERVER_PORT]: m.serverAddress === undefined ? undefined : m.serverPort,
     })
-    if (Number.isFinite(m.latencyMs)) {
-      genAiDuration.record(
-        seconds(Math.max(0, m.latencyMs)),
-        defined({ ...attributes, [ATTR_ERROR_TYPE]: modelAttemptErrorType(m) }),
-      )
-    }
+    const timed = defined({ ...attributes, [ATTR_ERROR_TYPE]: modelAttemptErrorType(m) })
+    if (Number.isFinite(m.latencyMs)) genAiDuration.record(seconds(Math.max(0, m.latencyMs)), timed)
+    // Streamed attempts whose first token came only (the conventions: not
+    // for a whole answer); one broken after it keeps its error.type.
+    const firstChunk = firstChunkSeconds(m)
+    if (firstChunk !== undefined) genAiFirstChunk.record(firstChunk, timed)
     // Only what the provider reported (llm's estimate when it did not is not usage).
     if (m.inputTokens !== undefined)
       genAiTokens.record(m.inputTokens, { ...attributes, [ATTR_GEN_AI_TOKEN_TYPE]: 'input' })

@@ -44,12 +44,14 @@ import {
   ATTR_GEN_AI_REQUEST_PRESENCE_PENALTY,
   ATTR_GEN_AI_REQUEST_SEED,
   ATTR_GEN_AI_REQUEST_STOP_SEQUENCES,
+  ATTR_GEN_AI_REQUEST_STREAM,
   ATTR_GEN_AI_REQUEST_TEMPERATURE,
   ATTR_GEN_AI_REQUEST_TOP_K,
   ATTR_GEN_AI_REQUEST_TOP_P,
   ATTR_GEN_AI_RESPONSE_FINISH_REASONS,
   ATTR_GEN_AI_RESPONSE_ID,
   ATTR_GEN_AI_RESPONSE_MODEL,
+  ATTR_GEN_AI_RESPONSE_TIME_TO_FIRST_CHUNK,
   ATTR_GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS,
   ATTR_GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS,
   ATTR_GEN_AI_USAGE_INPUT_TOKENS,
@@ -69,6 +71,7 @@ import {
   ATTR_LLM_DECISION,
   ATTR_LLM_KEY_ID,
   ATTR_LLM_PROVIDER,
+  ATTR_LLM_PROVIDER_REQUEST_ID,
   ATTR_OPENAI_RESPONSE_SERVICE_TIER,
   ATTR_OPENAI_RESPONSE_SYSTEM_FINGERPRINT,
   ATTR_REQUEST_ID,
@@ -94,6 +97,7 @@ import {
   ENDED_IN_ERROR_WHY,
   endedInError,
   errorType,
+  firstChunkSeconds,
   genAiOperation,
   genAiProvider,
   type Handlers,
@@ -631,6 +635,12 @@ function modelAttemptSpan(tracer: Tracer, m: LlmAttemptMessage, parent: Context)
         // The provider's strings, bounded (see providerText).
         [ATTR_GEN_AI_RESPONSE_MODEL]: providerText(m.responseModel) || undefined,
         [ATTR_GEN_AI_RESPONSE_ID]: providerText(m.responseId),
+        // What the provider's support asks for, on the failure an operator
+        // finds in the trace: bounded as its other strings are.
+        [ATTR_LLM_PROVIDER_REQUEST_ID]: providerText(m.providerRequestId),
+        // "If and only if the request is streaming" (the conventions).
+        [ATTR_GEN_AI_REQUEST_STREAM]: m.stream === true ? true : undefined,
+        [ATTR_GEN_AI_RESPONSE_TIME_TO_FIRST_CHUNK]: firstChunkSeconds(m),
         // OpenAI's fields, under its names: only from an OpenAI-compatible answer.
         [ATTR_OPENAI_RESPONSE_SYSTEM_FINGERPRINT]: openai
           ? providerText(m.systemFingerprint)

@@ -822,3 +822,93 @@ describe("gen_ai.provider.name: the provider, never the adapter's name (the gate
     ])
   })
 })
+
+/**
+ * A stream's reader waits for its first token, which the attempt's duration
+ * (to the stream's end) hides behind the answer's length: the conventions'
+ * `gen_ai.request.stream`, `gen_ai.response.time_to_first_chunk` and
+ * `gen_ai.client.operation.time_to_first_chunk` say it, for streams only.
+ */
+describe('a streamed attempt', () => {
+  it('says gen_ai.request.stream and its time to first chunk in s, on its span and metric; a whole answer says neither', async () => {
+    // The fake holds its first token on a clock of its own; llm's moves 1.5 s meanwhile.
+    const fakeClock = new ManualClock()
+    const fake = await startFakeProvider({ dialect: 'openai', clock: fakeClock })
+    providers.push(fake)
+    fake.enqueue(reply.text('one two', { firstTokenDelayMs: 10 }), reply.text('whole'))
+    const model = openAICompatible({ baseURL: fake.baseURL, apiKey: 'sk-a', model: 'gpt-x' })
+    const clock = new ManualClock()
+    const { chats } = await underCaller(async () => {
+      using deadline = Deadline.after(60_000, { clock })
+      const stream = callModel({
+        models: [model],
+        request: { ...request, stream: true },
+        deadline,
+        ...once,
+      })
+      // The request is out and the fake holds its first token.
+      await expect.poll(() => fakeClock.pendingTimers).toBe(1)
+      clock.advance(1_500)
+      fakeClock.advance(10)
+      for await (const _event of stream) {
+      }
+      await callModel({ models: [model], request, deadline, ...once })
+    })
+    await model.close?.()
+    expect(chats).toHaveLength(2)
+    expect(chats[0]?.attributes).toMatchObject({
+      'hourglass.llm.decision': 'success',
+      'gen_ai.request.stream': true,
+      'gen_ai.response.time_to_first_chunk': 1.5,
+    })
+    expect(chats[1]?.attributes['hourglass.llm.decision']).toBe('success')
+    expect(chats[1]?.attributes).not.toHaveProperty('gen_ai.request.stream')
+    expect(chats[1]?.attributes).not.toHaveProperty('gen_ai.response.time_to_first_chunk')
+    const firstChunk = 'gen_ai.client.operation.time_to_first_chunk'
+    expect(await otel.unit(firstChunk)).toBe('s')
+    const points = await otel.points(firstChunk)
+    expect(
+      points.map((p) => [
+        p.attributes,
+        (p.value as { sum: number }).sum,
+        (p.value as { count: number }).count,
+      ]),
+    ).toEqual([
+      [
+        {
+          'gen_ai.operation.name': 'chat',
+          'gen_ai.provider.name': 'openai',
+          'gen_ai.request.model': 'gpt-x',
+          'gen_ai.response.model': 'gpt-x',
+          'hourglass.llm.provider': 'openai',
+          'server.address': '127.0.0.1',
+          'server.port': Number(new URL(fake.baseURL).port),
+        },
+        1.5,
+        1,
+      ],
+    ])
+  })
+})
+
+describe("the provider's request id of a failed attempt", () => {
+  it('is on its chat span (hourglass.llm.provider_request_id), never on a metric', async () => {
+    const fake = await provider('openai')
+    // OpenAI's 500, named by its x-request-id (`req_fake500`).
+    fake.enqueue(openAIErrors.serverError())
+    const model = openAICompatible({ baseURL: fake.baseURL, apiKey: 'sk-a', model: 'gpt-x' })
+    const { chats } = await underCaller(() =>
+      callModel({ models: [model], request, ...once }).catch((e: unknown) => e),
+    )
+    await model.close?.()
+    expect(chats).toHaveLength(1)
+    expect(chats[0]?.attributes).toMatchObject({
+      'hourglass.llm.decision': 'fail',
+      'error.type': 'server_error',
+      'hourglass.llm.provider_request_id': 'req_fake500',
+    })
+    const durations = await otel.points('gen_ai.client.operation.duration')
+    expect(durations).toHaveLength(1)
+    expect(durations[0]?.attributes).not.toHaveProperty('hourglass.llm.provider_request_id')
+  })
+})

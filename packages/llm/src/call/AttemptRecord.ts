@@ -18,15 +18,6 @@ export interface AttemptRecord extends LlmAttemptMessage {
    * request headers or keys. Not published on the channel.
    */
   providerMessage?: string | undefined
-  /**
-   * The provider's request id of the answer a failed attempt got
-   * (`ProviderError.providerRequestId`: OpenAI's `x-request-id`, Anthropic's
-   * `request-id`, DeepSeek's `x-ds-trace-id`), for an error status, an error
-   * in a 2xx body, or the 200 stream an error frame or a cut ended (before
-   * or after its first token): what the provider's support asks for. Absent
-   * when no answer came or it named none. Not published on the channel.
-   */
-  providerRequestId?: string | undefined
 }
 
 /**
@@ -41,16 +32,12 @@ export function reportAttempt(
   sentTo?: { adapter: ModelAdapter; request: ChatRequest } | undefined,
 ): void {
   llmChannels.attempt.publish(() => {
-    const {
-      reason: _reason,
-      providerMessage: _providerMessage,
-      providerRequestId: _providerRequestId,
-      ...message
-    } = record
+    const { reason: _reason, providerMessage: _providerMessage, ...message } = record
     if (sentTo !== undefined && record.sent !== false) {
       Object.assign(message, serverOf(sentTo.adapter))
       message.request = requestParamsOf(sentTo.request)
       message.dialect = sentTo.adapter.dialect.name
+      if (sentTo.request.stream === true) message.stream = true
     }
     return message satisfies LlmAttemptMessage
   })

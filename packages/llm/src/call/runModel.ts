@@ -322,6 +322,10 @@ async function attemptsOn(
     // The retry is made: its attempt starts now (the message says whether it was sent).
     const retryReason = takeRetry(retrying)
     const started = clock.now()
+    // When a stream's first token came (`firstTokenMs` on its records: the
+    // time to first token an operator watches, which `latencyMs` — to the
+    // stream's end — does not show).
+    let firstTokenAt: number | undefined
     const record = (fields: Partial<AttemptRecord> & Pick<AttemptRecord, 'decision'>) =>
       reportAttempt(
         // Object.assign, not a spread followed by fields: on Node 20 each
@@ -340,6 +344,9 @@ async function attemptsOn(
           fields,
           { choice: chosenBecause },
           retryReason,
+          firstTokenAt === undefined
+            ? undefined
+            : { firstTokenMs: Math.round(firstTokenAt - started) },
         ),
         options.onAttempt,
         sentTo,
@@ -381,7 +388,10 @@ async function attemptsOn(
               firstTokenTimeoutMs: Math.max(0, options.firstTokenTimeoutMs ?? 0),
               clock: deadline?.clock,
               // The provider is answering: release waiters on a half-open probe now, not at the end.
-              onFirstToken: () => void permit?.report({ ok: true })?.catch(() => {}),
+              onFirstToken: () => {
+                firstTokenAt = clock.now()
+                void permit?.report({ ok: true })?.catch(() => {})
+              },
               received,
             }),
       )

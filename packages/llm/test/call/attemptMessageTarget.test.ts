@@ -1,5 +1,6 @@
 import diagnostics from 'node:diagnostics_channel'
-import { reply } from '@hourglass/testkit'
+import { Deadline, ManualClock } from '@hourglass/core'
+import { openAIErrors, reply } from '@hourglass/testkit'
 import { afterEach, describe, expect, it } from 'vitest'
 import { openAICompatible } from '../../src/adapters/openAICompatible.js'
 import type { AttemptRecord } from '../../src/call/AttemptRecord.js'
@@ -47,6 +48,53 @@ describe('the attempt message names where the request went and what it asked', (
     expect(messages[0]?.request).not.toHaveProperty('frequencyPenalty')
     expect(records[0]).not.toHaveProperty('serverAddress')
     expect(records[0]).not.toHaveProperty('request')
+  })
+
+  it('a stream says stream: true and its firstTokenMs; a failed attempt its providerRequestId, on the channel as on the record', async () => {
+    diagnostics.subscribe('hourglass:llm:attempt', onMessage)
+    // The fake holds its first token on a clock of its own; llm's moves 700 ms meanwhile.
+    const fakeClock = new ManualClock()
+    const fake = await fakes.start({ dialect: 'openai', clock: fakeClock })
+    fake.enqueue(openAIErrors.serverError(), reply.text('one two', { firstTokenDelayMs: 10 }))
+    const model = fakes.adapter(
+      openAICompatible({ baseURL: fake.baseURL, apiKey: 'sk', model: 'gpt-4o' }),
+    )
+    const clock = new ManualClock()
+    using deadline = Deadline.after(60_000, { clock })
+    const records: AttemptRecord[] = []
+    const stream = callModel({
+      models: [model],
+      request: { messages: [user('hi')], maxTokens: 16, stream: true },
+      deadline,
+      retry: { delay: { baseDelayMs: 0, maxDelayMs: 0, random: () => 0 }, budgets: false },
+      limits: { admission: false },
+      onAttempt: (r) => records.push(r),
+    })
+    // The 500 is out; the retry is sent and its first token held.
+    await expect.poll(() => fakeClock.pendingTimers).toBe(1)
+    clock.advance(700)
+    fakeClock.advance(10)
+    for await (const _event of stream) {
+    }
+    expect(
+      messages.map((m) => [m.decision, m.stream, m.providerRequestId, m.firstTokenMs]),
+    ).toEqual([
+      ['retry', true, 'req_fake500', undefined],
+      ['success', true, undefined, 700],
+    ])
+    expect(records.map((r) => [r.providerRequestId, r.firstTokenMs])).toEqual([
+      ['req_fake500', undefined],
+      [undefined, 700],
+    ])
+    // A whole answer is no stream.
+    fake.enqueue(reply.text('ok'))
+    await callModel({
+      models: [model],
+      request: { messages: [user('hi')], maxTokens: 16 },
+      limits: { admission: false },
+    })
+    expect(messages[2]).not.toHaveProperty('stream')
+    expect(messages[2]).not.toHaveProperty('firstTokenMs')
   })
 
   it('a URL without a port has its scheme’s default; an IPv6 host loses its brackets', () => {
