@@ -25,7 +25,7 @@ it('a server that never answers ends the probe at 3 × --budget, naming the boun
     'probe',
     server.url,
     '--warmup',
-    '0',
+    '1',
     '--samples',
     '3',
     '--budget',
@@ -34,9 +34,32 @@ it('a server that never answers ends the probe at 3 × --budget, naming the boun
   expect(run.code, run.stderr).toBe(1)
   expect(run.stdout).toBe('')
   expect(run.stderr).toMatch(
-    /^hourglass probe: 127\.0\.0\.1:\d+ did not finish a call within 600 ms \(3 × the 200 ms --budget\); the probe stops waiting there$/m,
+    /^hourglass probe: 127\.0\.0\.1:\d+ did not finish warm-up call 1 of 1 within 600 ms \(3 × the 200 ms --budget\); the probe stops waiting there$/m,
   )
   // The probe closed the call it gave up on, and made no other.
   await server.clientGone(0)
   expect(server.records).toHaveLength(1)
+})
+
+// "did not finish a call" did not say which: the first, cold one — a cold
+// start, what the warm-up is for (above: "warm-up call 1 of 1") — or one
+// after others had answered in time.
+it('the message names the measured call the bound cut, after the calls that answered', async () => {
+  // Two warm-up calls and one measured call answer; the second measured call hangs.
+  server = await faultServer((_req, i) => (i === 3 ? { type: 'hang' } : { type: 'respond' }))
+  const run = await runMain([
+    'probe',
+    server.url,
+    '--warmup',
+    '2',
+    '--samples',
+    '4',
+    '--budget',
+    '200',
+  ])
+  expect(run.code, run.stderr).toBe(1)
+  expect(run.stderr).toMatch(
+    /^hourglass probe: 127\.0\.0\.1:\d+ did not finish measured call 2 of 4 within 600 ms /m,
+  )
+  await server.clientGone(3)
 })

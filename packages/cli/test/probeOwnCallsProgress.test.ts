@@ -64,3 +64,39 @@ it("a probe's progress counts its own calls only, not another probe's nor the ap
     slow.close()
   }
 })
+
+it('on a terminal, the progress line is drawn before the first call ends, not after it', async () => {
+  // A slow endpoint (or one that hangs, up to 3 × --budget) left a terminal
+  // blank until its first call had ended; off one, the line starts at once.
+  const held: ServerResponse[] = []
+  const slow = createServer((_req, res) => {
+    if (held.length === 0) held.push(res)
+    else res.end('ok')
+  })
+  slow.listen(0, '127.0.0.1')
+  await once(slow, 'listening')
+  try {
+    const host = `127.0.0.1:${(slow.address() as AddressInfo).port}`
+    for (const [warmup, firstStage] of [
+      ['1', 'warming up 0/1'],
+      ['0', 'sampling 0/1'],
+    ] as const) {
+      held.length = 0
+      const writes: string[] = []
+      const io = {
+        stdout: () => {},
+        stderr: (text: string) => void writes.push(text),
+        stderrIsTTY: true,
+        stderrColumns: () => 80,
+      }
+      const probing = main(['probe', `http://${host}/`, '--warmup', warmup, '--samples', '1'], io)
+      await once(slow, 'request')
+      expect(writes).toEqual([`\rprobing ${host}: ${firstStage}`])
+      held[0]!.end('ok')
+      expect(await probing).toBe(0)
+    }
+  } finally {
+    slow.closeAllConnections()
+    slow.close()
+  }
+})

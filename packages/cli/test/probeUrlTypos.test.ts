@@ -117,3 +117,37 @@ it.each([
   expect(run.stdout).toBe('')
   expect(run.stderr).toBe(`hourglass probe: ${start}, out of range (a port is 1 to 65535)\n`)
 })
+
+// More than one argument that is no option read "one <url> expected, got 3",
+// naming neither the stray one nor the likeliest cause: a header the shell
+// split at its blanks (`-H authorization: Bearer $TOKEN`, unquoted). That
+// header is named, with the fix, and its words — a credential — are not
+// printed; otherwise the stray argument is quoted, a password in it hidden.
+it.each([
+  [
+    ['http://127.0.0.1:9/', '-H', 'authorization:', 'Bearer', 's3cret'],
+    "one <url> expected, got 3, and --header 'authorization:' has no value: the shell split the header at its blanks; quote it whole: -H 'authorization: …'",
+  ],
+  [
+    ['-H', 'x-api-key:', 's3cret', 'http://127.0.0.1:9/'],
+    "one <url> expected, got 2, and --header 'x-api-key:' has no value: the shell split the header at its blanks; quote it whole: -H 'x-api-key: …'",
+  ],
+  [
+    ['http://127.0.0.1:9/', 'extra'],
+    "one <url> expected, got 2: unexpected argument 'extra' (see hourglass probe --help)",
+  ],
+  [
+    ['items', 'http://u:s3cret@127.0.0.1:9/'],
+    "one <url> expected, got 2: unexpected argument 'items' (see hourglass probe --help)",
+  ],
+  [
+    ['http://127.0.0.1:9/', 'http://u:s3cret@127.0.0.1:10/'],
+    "one <url> expected, got 2: unexpected argument 'http://…@127.0.0.1:10/' (see hourglass probe --help)",
+  ],
+])('probe %j: %s (exit 2)', async (args, message) => {
+  const run = await runMain(['probe', ...args])
+  expect(run.code).toBe(2)
+  expect(run.stdout).toBe('')
+  expect(run.stderr).toBe(`hourglass probe: ${message}\n`)
+  expect(run.stderr).not.toContain('s3cret')
+})

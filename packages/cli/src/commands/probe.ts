@@ -73,13 +73,10 @@ Options:
       io.stdout(probeCommand.help)
       return 0
     }
-    if (positionals.length !== 1) {
-      throw new UsageError(
-        positionals.length === 0
-          ? 'hourglass probe: missing <url> (see hourglass probe --help)'
-          : `hourglass probe: one <url> expected, got ${positionals.length}`,
-      )
+    if (positionals.length === 0) {
+      throw new UsageError('hourglass probe: missing <url> (see hourglass probe --help)')
     }
+    if (positionals.length > 1) throw extraArguments(positionals, values.header ?? [])
     const url = parseUrl(positionals[0]!)
     const warmup = intOption('probe', 'warmup', values.warmup, 3, 0, 1000)
     const samples = intOption('probe', 'samples', values.samples, 10, 1, 10_000)
@@ -108,20 +105,30 @@ Options:
     ])
 
     const progress = progressLine(io)
+    // Warming up from the first call, if any, to the last warm-up ended.
+    const stageOf = (done: number) =>
+      warmup > 0 && done <= warmup
+        ? `warming up ${done}/${warmup}`
+        : `sampling ${done - warmup}/${samples}`
+    // Calls ended so far: the one a failure cut is the next.
+    let ended = 0
     // The probe's own calls, as it reports them: the attempt-end diagnostics
     // event, which this counted before, is every fetch's in the process —
     // another probe's (two run side by side) or the app's around main() —
     // and drew their dots on this line, ending it early.
     const onProgress = ({ done, total }: { done: number; total: number }) => {
+      ended = done
       if (io.stderrIsTTY) {
-        const stage =
-          done <= warmup ? `warming up ${done}/${warmup}` : `sampling ${done - warmup}/${samples}`
-        progress.update(`probing ${url.host}: ${stage}`)
+        progress.update(`probing ${url.host}: ${stageOf(done)}`)
       } else {
         progress.append(done === total ? '.\n' : '.')
       }
     }
     progress.append(`probing ${shown} (${warmup} warm-up, ${samples} measured) `)
+    // Drawn before the first call, as the line of dots starts before it: a
+    // terminal showed nothing until a call had ended — for a slow endpoint,
+    // or one that hangs, up to 3 × --budget (6 s by default) of a blank line.
+    progress.update(`probing ${url.host}: ${stageOf(0)}`)
     let measured: Awaited<ReturnType<typeof probe>> | undefined
     let failure: unknown
     try {
@@ -147,7 +154,9 @@ Options:
       return 1
     }
     if (measured === undefined) {
-      io.stderr(`hourglass probe: ${describeFailure(failure, url, { budgetMs, callTimeoutMs })}\n`)
+      io.stderr(
+        `hourglass probe: ${describeFailure(failure, url, { budgetMs, callTimeoutMs, call: { done: ended, warmup, samples } })}\n`,
+      )
       return 1
     }
     // Every call an error (a 503, a wrong path's 404, a missing header's
@@ -177,6 +186,34 @@ Options:
     )
     return 0
   },
+}
+
+/**
+ * More than one argument that is no option. Said as "one <url> expected, got
+ * 3", it named neither the stray one nor the likeliest cause: a header the
+ * shell split at its blanks (`-H authorization: Bearer $TOKEN`, unquoted),
+ * which leaves `authorization:` empty and the credential's words behind the
+ * URL. Those words are never quoted back (they are a credential); the
+ * header is named, with the fix. Otherwise the stray argument is quoted, as
+ * any unexpected argument is (a password in it hidden, as in a URL).
+ */
+function extraArguments(positionals: readonly string[], headers: readonly string[]): UsageError {
+  const split = headers.find((header) => /^[^:]+:\s*$/.test(header))
+  if (split !== undefined) {
+    const name = printable(split.slice(0, split.indexOf(':')).trim(), 64)
+    return new UsageError(
+      `hourglass probe: one <url> expected, got ${positionals.length}, and --header '${name}:' has no value: the shell split the header at its blanks; quote it whole: -H '${name}: …'`,
+    )
+  }
+  // The URL is the first that looks like one; the first other is the stray.
+  const url = Math.max(
+    0,
+    positionals.findIndex((text) => text.includes('://')),
+  )
+  const stray = positionals.find((_, i) => i !== url)!
+  return new UsageError(
+    `hourglass probe: one <url> expected, got ${positionals.length}: unexpected argument '${withoutPassword(stray)}' (see hourglass probe --help)`,
+  )
 }
 
 function parseUrl(text: string): URL {

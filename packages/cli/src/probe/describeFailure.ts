@@ -53,6 +53,22 @@ function isTlsCode(code: string): boolean {
 export interface CallBound {
   budgetMs: number
   callTimeoutMs: number
+  /** Which call was running: how many had ended, and the probe's plan. */
+  call?: { done: number; warmup: number; samples: number }
+}
+
+/**
+ * `warm-up call 1 of 3`, `measured call 4 of 10`: the call a bound cut. "a
+ * call" alone did not say whether it was the first, cold one — a cold start
+ * the warm-up exists for — or one in the middle of the measured calls, after
+ * the others had answered in time.
+ */
+function callName(call: CallBound['call']): string {
+  if (call === undefined) return 'a call'
+  const n = call.done + 1
+  return n <= call.warmup
+    ? `warm-up call ${n} of ${call.warmup}`
+    : `measured call ${n - call.warmup} of ${call.samples}`
 }
 
 /**
@@ -63,7 +79,7 @@ export function describeFailure(error: unknown, url: URL, bound?: CallBound): st
   const where = url.host
   // The only deadline in a probe is the bound on each call (probe() passes it as a signal).
   if (bound && isDeadlineExceeded(error)) {
-    return `${where} did not finish a call within ${bound.callTimeoutMs} ms (${bound.callTimeoutMs / bound.budgetMs} × the ${bound.budgetMs} ms --budget); the probe stops waiting there`
+    return `${where} did not finish ${callName(bound.call)} within ${bound.callTimeoutMs} ms (${bound.callTimeoutMs / bound.budgetMs} × the ${bound.budgetMs} ms --budget); the probe stops waiting there`
   }
   const os = (error as { osCode?: unknown }).osCode
   const code =
