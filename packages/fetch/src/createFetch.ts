@@ -39,6 +39,7 @@ import { keepOwnStack } from './keepOwnStack.js'
 import { noBudgetError } from './noBudgetError.js'
 import { OutboundCall, type OutboundCallInit, RetryWaits, type SendResult } from './OutboundCall.js'
 import { FETCH_OPTION_NAMES, mergeRetry, type RetryOptions, resolveOptions } from './options.js'
+import { refuseConnectorOptions } from './refuseConnectorOptions.js'
 import { type StoppableBody, stoppableBody } from './stoppableBody.js'
 import { waitEndingDispatcher } from './waitEndingDispatcher.js'
 
@@ -49,7 +50,8 @@ export interface CreateFetchOptions extends ConnectorOptions {
    * logic, so the DNS and connect phases are then bounded by the deadline and
    * its connector's own limits (a `createConnector` in it keeps its own),
    * and its own `headersTimeout` / `bodyTimeout` (undici's default: 300 s):
-   * the phase limits only narrow them.
+   * the phase limits only narrow them. `tls`, `lookup` and
+   * `autoSelectFamily*` beside it are refused: its connector's to set.
    */
   dispatcher?: Dispatcher
 }
@@ -107,6 +109,7 @@ export function createFetch(
     // own).compose is not a function". Named as a call's own `dispatcher` is.
     throw notADispatcher(options.dispatcher)
   }
+  if (options.dispatcher != null) refuseConnectorOptions(options)
   // Our own Agent has no header or body timer of its own (undici's default
   // is 300 s): the phase limits and the deadline are the only bounds, so a
   // `headersTimeoutMs: 600_000` means 10 minutes. A dispatcher of yours keeps

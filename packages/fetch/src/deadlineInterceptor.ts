@@ -171,7 +171,8 @@ class DispatchCallInit implements OutboundCallInit {
   readonly signal: AbortSignal | undefined
   readonly method: string
   readonly retry: ResolvedRetry | false
-  readonly replayable: boolean
+  /** Set once a stream body is found empty, sent whole (`DispatchCall.#emptyBodySent`). */
+  replayable: boolean
   /** The config's phase limits, or narrower ones for this request (see `callerLimits`). */
   readonly limits: PhaseLimits
   readonly #origin: unknown
@@ -214,7 +215,8 @@ class DispatchCallInit implements OutboundCallInit {
  */
 class DispatchCall implements CallDriver, AttemptHandlerHooks {
   readonly #dispatch: Dispatcher.Dispatch
-  readonly #opts: Opts
+  /** The caller's; without its body once that proved an empty stream (`#emptyBodySent`). */
+  #opts: Opts
   readonly #handler: Dispatcher.DispatchHandler
   readonly #call: OutboundCall
   /** One view across attempts: the caller's abort (undici.request's signal calls it) reaches the attempt in flight, or ends a pending retry wait. */
@@ -321,6 +323,7 @@ class DispatchCall implements CallDriver, AttemptHandlerHooks {
     }
     // Failed otherwise during its send: announced, before the decision on it.
     attempt.announceHeld(true)
+    this.#emptyBodySent()
     // The caller stopped reading an answer it has (destroyed the body,
     // aborted its signal): nothing failed, nothing was left to retry — no
     // decision to announce. As createFetch leaves it. So too for an answer
@@ -359,7 +362,24 @@ class DispatchCall implements CallDriver, AttemptHandlerHooks {
     this.#retriedFor = undefined
     // Answered during its send (a dispatcher that answers at once): announced before the decision on it.
     attempt.announceHeld(true)
+    this.#emptyBodySent()
     return this.#decide(this.#call.judge({ status, header, bytesReceived: 0 }, attempt.init.number))
+  }
+
+  /**
+   * A Node stream body read to its end without one chunk (`readableDidRead`:
+   * no `'data'` ever emitted, however undici read it, over HTTP/1 or 2) was
+   * empty: a retry sends no body in its place, the same request on the wire
+   * (no body, or `content-length: 0` where the method expects one). undici's
+   * `pipeline()` hands every request such a stream, a GET's too: its
+   * headers timeout or listed 503 was never retried (`body-not-replayable`),
+   * where `request()` retried it.
+   */
+  #emptyBodySent(): void {
+    const init = this.#call.init
+    if (init.replayable || !isEmptyStreamRead(this.#opts.body)) return
+    init.replayable = true
+    this.#opts = Object.assign({}, this.#opts, { body: null })
   }
 
   #decide(delayMs: number | undefined): boolean {
@@ -423,6 +443,23 @@ function isBodyUnread(body: unknown): boolean {
     return !stream.locked && !Readable.isDisturbed(body as unknown as Readable)
   }
   return false
+}
+
+/** A Node stream that has ended having emitted no chunk: an empty body, sent whole. */
+function isEmptyStreamRead(body: unknown): boolean {
+  if (typeof body !== 'object' || body === null) return false
+  const stream = body as {
+    pipe?: unknown
+    on?: unknown
+    readableEnded?: unknown
+    readableDidRead?: unknown
+  }
+  return (
+    typeof stream.pipe === 'function' &&
+    typeof stream.on === 'function' &&
+    stream.readableEnded === true &&
+    stream.readableDidRead === false
+  )
 }
 
 /**

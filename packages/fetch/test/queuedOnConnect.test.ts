@@ -108,7 +108,8 @@ it("a request queued on a Client's connect is sent when the caller of the one th
   const options = { lookup: held.lookup as never, retry: false as const }
   const origin = `http://slow-name.test:${port}`
   const client = new Client(origin, { connect: createConnector(options) })
-  const fetch = createFetch({ ...options, dispatcher: client })
+  // Its lookup is the Client's connector's: createFetch refuses one beside a dispatcher.
+  const fetch = createFetch({ retry: false, dispatcher: client })
   const caller = new AbortController()
   const reason = new Error('caller gave up')
 
