@@ -61,7 +61,7 @@ it('main(["gateway", …], io): the gateway log lines reach io.stderr', async ()
     .split('\n')
     .filter((line) => line !== '')
     .map((line) => JSON.parse(line).event)
-  expect(events).toEqual(['request', 'shutdown'])
+  expect(events).toEqual(['request', 'draining', 'shutdown'])
   expect(stdout).toBe(`hourglass gateway listening on ${url}\n`)
 })
 

@@ -557,6 +557,15 @@ function buildGateway(
   let closing: Promise<DrainReport> | undefined
   const shutDown = (logIt: boolean): Promise<DrainReport> => {
     closing ??= (async () => {
+      // Said as the drain begins, not only when it ends: an operator watching
+      // a rollout (a SIGTERM, a Ctrl-C) saw nothing for up to the drain
+      // timeout, and could not tell a drain under way from a hung process.
+      if (logIt) {
+        log('info', 'draining', {
+          message: `draining: requests in flight get up to ${drainTimeoutMs} ms to finish; new API requests get 503 shutting_down`,
+          drainTimeoutMs,
+        })
+      }
       const report = await tracker.drain(drainTimeoutMs)
       if (logIt) {
         const cut = report.cutOff > 0 ? `, ${report.cutOff} cut off` : ''

@@ -115,7 +115,26 @@ function watchStart(
     answerMs,
   )
   // ioredis reports connection errors as events; without a listener they would crash the process.
-  client.on('error', (error: NodeJS.ErrnoException) => warn(error.code ?? firstLine(error.message)))
+  client.on('error', (error: NodeJS.ErrnoException) => {
+    if (refusedSelect(error)) {
+      // ioredis says a refused SELECT (`/99` on a server of 16 databases) as
+      // an event and goes on to 'ready' on database 0: the limits read
+      // `shared` while every count went where the operator never pointed
+      // them — the database of another deployment, with the same prefix.
+      // Closed instead: counted on this instance alone, `/readyz` says
+      // `unreachable`, and one line names the fix (nothing more is said: no
+      // start warning, no 'connected').
+      connected = true
+      clock.clearTimeout(silence)
+      client.disconnect()
+      log('error', 'redis', {
+        message: `Redis at ${where} refused the database redis.url selects (${firstLine(error.message)}): limits and cooldowns are counted on this instance alone (limit / instances); name a database the server has (its "databases" setting, 16 by default: 0–15) and restart the gateway`,
+        redis: 'unreachable',
+      })
+      return
+    }
+    warn(error.code ?? firstLine(error.message))
+  })
   client.on('ready', () => {
     clock.clearTimeout(silence)
     if (warned && !connected) {
@@ -128,6 +147,11 @@ function watchStart(
   })
   // disconnect() (the gateway closing) before either: nothing more to say.
   client.once('end', () => clock.clearTimeout(silence))
+}
+
+/** ioredis's error for the `SELECT` it sends on each connection, refused by Redis. */
+function refusedSelect(error: unknown): boolean {
+  return (error as { command?: { name?: unknown } } | null)?.command?.name === 'select'
 }
 
 /** An error without a code is said by its message ("Command timed out", "NOAUTH …"): one short line. */

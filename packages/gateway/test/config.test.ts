@@ -141,6 +141,31 @@ describe('gateway config validation names the field', () => {
     ])
   })
 
+  it('a name holding a line break or control character is quoted back escaped: each problem stays one line (no forged line in the error or the log)', () => {
+    const input = valid() as unknown as {
+      providers: { openai: { apiKeys: unknown[] } }
+      models: { large: { fallback: Array<{ provider: string; model: string }> } }
+      aliases: Record<string, string>
+    }
+    input.models.large.fallback[1] = { provider: 'qwen\nERROR forged line', model: 'qwen-max' }
+    input.aliases['gpt-4'] = 'small\u001b[2K\u202e'
+    input.providers.openai.apiKeys = [{ env: 'OPENAI_KEY\n' }]
+    const lines = problems(input)
+    expect(lines).toEqual([
+      'providers.openai.apiKeys[0]: environment variable OPENAI_KEY\\n is not set',
+      'models.large.fallback[1].provider: unknown provider "qwen\\nERROR forged line" (known: openai, qwen)',
+      'aliases.gpt-4: unknown model "small\\u001b[2K\\u202e"',
+    ])
+    // The error's message, one line per problem (plus its heading).
+    let message = ''
+    try {
+      parseGatewayConfig(input, { env: {} })
+    } catch (error) {
+      message = (error as Error).message
+    }
+    expect(message.split('\n')).toHaveLength(1 + lines.length)
+  })
+
   it('keys can come from the environment; a missing variable is named at the key', () => {
     const input = valid() as unknown as { providers: { openai: { apiKeys: unknown[] } } }
     input.providers.openai.apiKeys = [{ env: 'OPENAI_KEY_1' }, { env: 'OPENAI_KEY_2' }]

@@ -1,3 +1,4 @@
+import { escapeId } from '@hourglass/core'
 import { z } from 'zod'
 import { unexpandedVariable } from './unexpandedVariable.js'
 
@@ -62,7 +63,9 @@ export function envString<T extends z.ZodType>(
       const hint = bare === undefined ? '' : ` (the name goes alone: { "env": "${bare.name}" })`
       ctx.addIssue({
         code: 'custom',
-        message: `environment variable ${value.env} ${state}${hint}`,
+        // The name escaped (`OPENAI_KEY\n`): a line break in it split the
+        // message's line, and the name read as one that is set.
+        message: `environment variable ${escapeId(value.env)} ${state}${hint}`,
       })
       return z.NEVER
     }

@@ -1,4 +1,4 @@
-import { isHeaderName, isHeaderValue, isVisibleAscii } from '@hourglass/core'
+import { escapeId, isHeaderName, isHeaderValue, isVisibleAscii, quoted } from '@hourglass/core'
 import { MAX_LIMIT_WINDOW_MS } from '@hourglass/llm'
 import { z } from 'zod'
 import { baseURLProblem, dialects } from '../llm.js'
@@ -330,6 +330,17 @@ export function gatewayConfigSchema(env: Env) {
 }
 
 /**
+ * A name from the config quoted back in a message, as JSON writes it, with
+ * every control, format or separator character as its escape (`"gpt\n"`,
+ * `"a\u202eb"`): each problem is one line (`field: message`), and a name
+ * holding a line break split it — a forged second line in the error, and in
+ * whatever log it was written to — or hid why the name was unknown.
+ */
+function shownName(name: string): string {
+  return quoted(name, 120)
+}
+
+/**
  * Names that must point at something: fallback targets at providers, routes
  * and aliases at models, prices for a cost budget; provider names fit for
  * a header, and model and alias names a client can ask for by URL. `value`
@@ -387,7 +398,7 @@ function crossReferences(value: unknown, ctx: z.RefinementCtx): void {
         if (first !== undefined) {
           issue(
             ['models', name, 'fallback', i],
-            `repeats fallback[${first}] (provider ${JSON.stringify(t['provider'])}, model ${JSON.stringify(t['model'])}): each target is asked once (policy.maxAttempts sets its retries)`,
+            `repeats fallback[${first}] (provider ${shownName(t['provider'])}, model ${shownName(t['model'])}): each target is asked once (policy.maxAttempts sets its retries)`,
           )
         } else seen.set(key, i)
       }
@@ -395,14 +406,14 @@ function crossReferences(value: unknown, ctx: z.RefinementCtx): void {
       if (p === undefined) {
         issue(
           ['models', name, 'fallback', i, 'provider'],
-          `unknown provider "${t['provider']}" (known: ${known.join(', ') || 'none'})`,
+          `unknown provider ${shownName(t['provider'])} (known: ${known.map(escapeId).join(', ') || 'none'})`,
         )
       } else if (costBudget && typeof t['model'] === 'string' && isRecord(p)) {
         const prices = isRecord(p['prices']) ? p['prices'] : {}
         if (!Object.hasOwn(prices, t['model'])) {
           issue(
             ['models', name, 'fallback', i, 'model'],
-            `no price for "${t['model']}" in providers.${t['provider']}.prices (policy.maxCostUsdPerRequest needs one)`,
+            `no price for ${shownName(t['model'])} in providers.${escapeId(t['provider'])}.prices (policy.maxCostUsdPerRequest needs one)`,
           )
         }
       }
@@ -413,11 +424,12 @@ function crossReferences(value: unknown, ctx: z.RefinementCtx): void {
         const to = route[side]
         if (typeof to !== 'string') continue
         const target = Object.hasOwn(models, to) ? models[to] : undefined
-        if (target === undefined) issue(['models', name, 'route', side], `unknown model "${to}"`)
+        if (target === undefined)
+          issue(['models', name, 'route', side], `unknown model ${shownName(to)}`)
         else if (isRecord(target) && target['fallback'] === undefined) {
           issue(
             ['models', name, 'route', side],
-            `"${to}" is a route; a route must point at a model with a fallback list`,
+            `${shownName(to)} is a route; a route must point at a model with a fallback list`,
           )
         }
       }
@@ -425,9 +437,9 @@ function crossReferences(value: unknown, ctx: z.RefinementCtx): void {
   }
   for (const [alias, to] of Object.entries(aliases)) {
     if (Object.hasOwn(models, alias)) {
-      issue(['aliases', alias], `"${alias}" is already a model name`)
+      issue(['aliases', alias], `${shownName(alias)} is already a model name`)
     } else if (typeof to === 'string' && !Object.hasOwn(models, to)) {
-      issue(['aliases', alias], `unknown model "${to}"`)
+      issue(['aliases', alias], `unknown model ${shownName(to)}`)
     }
   }
 }

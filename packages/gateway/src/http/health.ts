@@ -10,7 +10,8 @@ import { sendJson } from './sendJson.js'
  * - `local-fallback`: Redis is connected but the last limit or cooldown
  *   command failed or timed out (and, on `/readyz`, the write probe too), so this
  *   instance decides alone (`limit / instances`) until one succeeds again;
- * - `unreachable`: no connection to Redis (never made, or lost); limits and
+ * - `unreachable`: no connection to Redis (never made, or lost, or closed: a
+ *   database the server does not have, see redisClient); limits and
  *   cooldowns are local meanwhile.
  */
 export type RedisState = 'none' | 'shared' | 'local-fallback' | 'unreachable'
@@ -50,19 +51,19 @@ export function readyz(state: {
   reserveMs: number
 }): RequestHandler {
   return (req, res) => {
+    // Draining already: the answer is 503 whatever Redis says, so it is given
+    // now, with what the last check established. Asked first, a frozen Redis
+    // held the prober's 503 for the probe's whole bound (up to 500 ms), while
+    // the instance it should take out of rotation was still sent traffic.
+    if (state.draining()) {
+      answerReadiness(res, true, state.known(), state.keysRetired)
+      return
+    }
     const checked = state.redis()
     const deadline = (req as { deadline?: Deadline }).deadline
-    const answer = (redis: RedisState) => {
-      // Read after the round trip: a drain that began meanwhile is what the prober must see.
-      const draining = state.draining()
-      res.setHeader('cache-control', 'no-store')
-      const retired = state.keysRetired?.() ?? []
-      sendJson(res, draining ? 503 : 200, {
-        status: draining ? 'draining' : 'ready',
-        redis,
-        ...(retired.length === 0 ? {} : { keysRetired: retired }),
-      })
-    }
+    // Read after the round trip: a drain that began meanwhile is what the prober must see.
+    const answer = (redis: RedisState) =>
+      answerReadiness(res, state.draining(), redis, state.keysRetired)
     const patienceMs = deadline === undefined ? Infinity : deadline.remaining() - state.reserveMs
     if (typeof checked === 'string' || !Number.isFinite(patienceMs)) {
       void Promise.resolve(checked).then(answer)
@@ -87,4 +88,20 @@ export function readyz(state: {
       answer(redis)
     })
   }
+}
+
+/** `/readyz`'s answer: 503 `draining` during a shutdown, else 200 `ready`; the Redis state and retired keys in the body. */
+function answerReadiness(
+  res: Parameters<RequestHandler>[1],
+  draining: boolean,
+  redis: RedisState,
+  keysRetired: (() => readonly KeysRetired[]) | undefined,
+): void {
+  res.setHeader('cache-control', 'no-store')
+  const retired = keysRetired?.() ?? []
+  sendJson(res, draining ? 503 : 200, {
+    status: draining ? 'draining' : 'ready',
+    redis,
+    ...(retired.length === 0 ? {} : { keysRetired: retired }),
+  })
 }

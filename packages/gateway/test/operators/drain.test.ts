@@ -2,7 +2,12 @@ import type { AddressInfo } from 'node:net'
 import { type FakeProvider, reply } from '@hourglass/testkit'
 import express from 'express'
 import { afterEach, describe, expect, it } from 'vitest'
-import { createGateway, type GatewayRouter, type LogRecord } from '../../src/index.js'
+import {
+  createGateway,
+  type GatewayRedisClient,
+  type GatewayRouter,
+  type LogRecord,
+} from '../../src/index.js'
 import { fakeProvider, fallback, startHarness } from '../support/harness.js'
 
 /**
@@ -84,6 +89,14 @@ describe('graceful shutdown', () => {
     const inFlight = post({}, { signal: leaving.signal }).catch(() => 'left')
     await fake.waitForRequests(1)
     const closing = gateway.close()
+    // Said as the drain begins (a stop signal's arrival), not only at its end.
+    expect(logs.filter((l) => l.event === 'draining')).toEqual([
+      expect.objectContaining({
+        level: 'info',
+        drainTimeoutMs: 10_000,
+        msg: 'draining: requests in flight get up to 10000 ms to finish; new API requests get 503 shutting_down',
+      }),
+    ])
     const refused = await post({}, { headers: { 'x-request-id': 'refused-in-drain' } })
     expect(refused.status).toBe(503)
     expect(refused.headers.get('x-request-id')).toBe('refused-in-drain')
@@ -169,5 +182,37 @@ describe('graceful shutdown', () => {
     const report = await harness.running.close()
     expect(report).toEqual({ inFlight: 1, drained: 0, cutOff: 1, ms: expect.any(Number) })
     expect(await inFlight).toBe(503)
+  })
+  it('/readyz during the drain answers 503 at once, without waiting on a Redis that does not answer', async () => {
+    const provider = await fakeProvider('openai', ['k'])
+    fake = provider.fake
+    let probes = 0
+    // Connected, every command unanswered: a SIGSTOPped redis-server.
+    const frozen: GatewayRedisClient = {
+      status: 'ready',
+      eval: () => {
+        probes++
+        return new Promise(() => {})
+      },
+      evalsha: () => new Promise(() => {}),
+    }
+    const gateway = createGateway(
+      { providers: { p: provider.entry }, models: { m: fallback(['p', 'gpt']) } },
+      { logger: () => {}, redis: frozen },
+    )
+    const server = express().use(gateway).listen(0, '127.0.0.1')
+    await new Promise((resolve) => server.once('listening', resolve))
+    stopServer = async () => {
+      server.closeAllConnections()
+      await new Promise((resolve) => server.close(resolve))
+    }
+    await gateway.close()
+    const ready = await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/readyz`)
+    expect(ready.status).toBe(503)
+    // What the last check established (none yet: the client is connected, no command failed).
+    expect(await ready.json()).toEqual({ status: 'draining', redis: 'shared' })
+    // Not asked: its answer could not change the 503, and waiting on it held
+    // the prober's answer for the probe's whole bound.
+    expect(probes).toBe(0)
   })
 })

@@ -121,6 +121,31 @@ describe('/healthz and /readyz tell the truth about Redis', () => {
         await redis?.stop()
       })
 
+      it('a database the server does not have (redis.url …/99): said at start, counted locally, nothing written to database 0', async () => {
+        const provider = await fakeProvider('openai', ['k'], { limits: { rpm: 100 } })
+        fake = provider.fake
+        fake.setReply(reply.text('ok'))
+        const keyPrefix = `no-such-db-${Date.now()}`
+        harness = await startHarness({
+          providers: { p: provider.entry },
+          models: { m: fallback(['p', 'gpt']) },
+          // redis-server has 16 databases (0–15) unless told otherwise.
+          redis: { url: `${redis.url}/99`, keyPrefix, commandTimeoutMs: 100 },
+        })
+        expect(await readyz()).toEqual({
+          status: 200,
+          body: { status: 'ready', redis: 'unreachable' },
+        })
+        expect((await ask()).choices[0]?.message.content).toBe('ok')
+        // ioredis's SELECT is refused and it goes on, on database 0: counted there, as `shared`.
+        expect(await admin.keys(`${keyPrefix}*`)).toEqual([])
+        const lines = harness.logs.filter((l) => l.event === 'redis')
+        expect(lines).toHaveLength(1)
+        expect(lines[0]).toMatchObject({ level: 'error', redis: 'unreachable' })
+        expect(lines[0]?.msg).toContain('ERR DB index is out of range')
+        expect(lines[0]?.msg).toContain('redis.url')
+      })
+
       it('connected but not answering: local-fallback until a command succeeds again, then shared', async () => {
         // The gateway's clock. A Redis silent for 2 × commandTimeoutMs (200
         // ms here) after the start is warned about: on the wall clock, a
