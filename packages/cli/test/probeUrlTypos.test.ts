@@ -132,6 +132,17 @@ it.each([
     ['-H', 'x-api-key:', 's3cret', 'http://127.0.0.1:9/'],
     "one <url> expected, got 2, and --header 'x-api-key:' has no value: the shell split the header at its blanks; quote it whole: -H 'x-api-key: …'",
   ],
+  // Split elsewhere than after the colon: no word of the value quoted back.
+  ...[
+    ['http://127.0.0.1:9/', '-H', 'authorization:Bearer', 's3cret'],
+    ['http://127.0.0.1:9/', '-H', 'authorization: Bearer', 's3cret'],
+    ['http://127.0.0.1:9/', '--header', 'authorization: Basic', 's3cret'],
+    ['http://127.0.0.1:9/', '--header=x-api-key:abc', 's3cret'],
+    ['-H', 'x-api-key: abc', 's3cret', 'http://127.0.0.1:9/'],
+  ].map((args) => [
+    args,
+    "one <url> expected, got 2: if a --header value has blanks, the shell split it; quote it whole: -H 'name: value' (see hourglass probe --help)",
+  ]),
   [
     ['http://127.0.0.1:9/', 'extra'],
     "one <url> expected, got 2: unexpected argument 'extra' (see hourglass probe --help)",

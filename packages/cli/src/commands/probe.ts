@@ -194,8 +194,10 @@ Options:
  * shell split at its blanks (`-H authorization: Bearer $TOKEN`, unquoted),
  * which leaves `authorization:` empty and the credential's words behind the
  * URL. Those words are never quoted back (they are a credential); the
- * header is named, with the fix. Otherwise the stray argument is quoted, as
- * any unexpected argument is (a password in it hidden, as in a URL).
+ * header is named, with the fix. With any header given, no stray is quoted
+ * (it may be a piece of a value split elsewhere); otherwise the stray
+ * argument is quoted, as any unexpected argument is (a password in it
+ * hidden, as in a URL).
  */
 function extraArguments(positionals: readonly string[], headers: readonly string[]): UsageError {
   const split = headers.find((header) => /^[^:]+:\s*$/.test(header))
@@ -203,6 +205,14 @@ function extraArguments(positionals: readonly string[], headers: readonly string
     const name = printable(split.slice(0, split.indexOf(':')).trim(), 64)
     return new UsageError(
       `hourglass probe: one <url> expected, got ${positionals.length}, and --header '${name}:' has no value: the shell split the header at its blanks; quote it whole: -H '${name}: …'`,
+    )
+  }
+  // With a header given, the stray may be a piece of its value the shell
+  // split off anywhere (`-H authorization:Bearer $TOKEN`, `-H 'x-api-key:
+  // abc' def`): never quoted back, whatever it looks like.
+  if (headers.length > 0) {
+    return new UsageError(
+      `hourglass probe: one <url> expected, got ${positionals.length}: if a --header value has blanks, the shell split it; quote it whole: -H 'name: value' (see hourglass probe --help)`,
     )
   }
   // The URL is the first that looks like one; the first other is the stray.
