@@ -790,6 +790,18 @@ describe('a price’s cacheCreationInputPerMTok (llm’s CostBudget: what a prom
     // Before: "providers.qwen.prices.qwen-plus.cacheCreationInputPerMTok:
     // unknown field (check the spelling)", and so at the tier.
     expect(problems(withPrice({ ...price, serviceTiers: { priority: price } }))).toEqual([])
+    // llm's 1-hour write price and long-context price, which the schema refused
+    // as unknown fields: a gateway could not price Anthropic's 1-hour writes
+    // nor Gemini 2.5 Pro past 200K tokens.
+    const long = { aboveInputTokens: 200_000, inputPerMTok: 6, outputPerMTok: 22.5 }
+    expect(
+      problems(withPrice({ ...price, cacheCreation1hInputPerMTok: 6, longContext: long })),
+    ).toEqual([])
+    expect(
+      problems(withPrice({ ...price, longContext: { ...long, aboveInputTokens: 1.5 } })),
+    ).toEqual([
+      'providers.qwen.prices.qwen-plus.longContext.aboveInputTokens: expected a whole number of tokens',
+    ])
     for (const bad of [-1, '3.75']) {
       const lines = problems(withPrice({ ...price, cacheCreationInputPerMTok: bad }))
       expect(lines).toHaveLength(1)

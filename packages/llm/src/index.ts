@@ -78,6 +78,7 @@ export {
   CostBudget,
   type CostBudgetOptions,
   type CostReservation,
+  type LongContextPrice,
   type ModelPrice,
   type TierPrice,
 } from './budget/CostBudget.js'

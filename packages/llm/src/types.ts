@@ -141,6 +141,13 @@ export interface Usage {
    */
   cacheCreationInputTokens?: number | undefined
   /**
+   * Of `cacheCreationInputTokens`, those written to 1-hour entries
+   * (Anthropic's `cache_creation.ephemeral_1h_input_tokens`: billed at 2×
+   * the input price where a 5-minute write is 1.25×), when the provider
+   * reported them. Priced at `ModelPrice.cacheCreation1hInputPerMTok`.
+   */
+  cacheCreation1hInputTokens?: number | undefined
+  /**
    * Of `outputTokens`, those spent reasoning (OpenAI's
    * `completion_tokens_details.reasoning_tokens`, Gemini's
    * `thoughtsTokenCount`), when the provider reported them.

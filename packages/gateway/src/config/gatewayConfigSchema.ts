@@ -38,6 +38,11 @@ const tierPrice = z.strictObject({
     .number('expected USD per million cache-write input tokens')
     .min(0)
     .optional(),
+  // Absent: twice the input price (Anthropic's 1-hour writes).
+  cacheCreation1hInputPerMTok: z
+    .number('expected USD per million 1-hour cache-write input tokens')
+    .min(0)
+    .optional(),
 })
 
 /**
@@ -57,6 +62,16 @@ const price = z.strictObject({
     .number('expected a whole number of tokens')
     .int('expected a whole number of tokens')
     .min(0)
+    .optional(),
+  // What a request past `aboveInputTokens` of input costs (Gemini 2.5 Pro past 200K).
+  longContext: z
+    .strictObject({
+      ...tierPrice.shape,
+      aboveInputTokens: z
+        .number('expected a whole number of tokens')
+        .int('expected a whole number of tokens')
+        .min(0),
+    })
     .optional(),
 })
 

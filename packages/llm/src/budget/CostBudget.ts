@@ -13,6 +13,22 @@ export interface TierPrice {
   cachedInputPerMTok?: number | undefined
   /** As `ModelPrice.cacheCreationInputPerMTok`, at this tier (absent: twice this tier's input price). */
   cacheCreationInputPerMTok?: number | undefined
+  /** As `ModelPrice.cacheCreation1hInputPerMTok`, at this tier (absent: twice this tier's input price). */
+  cacheCreation1hInputPerMTok?: number | undefined
+}
+
+/**
+ * The price of a request whose input is past `aboveInputTokens`
+ * (`ModelPrice.longContext`): Gemini 2.5 Pro bills a prompt over 200K tokens
+ * at $2.50 input and $15 output per million where a shorter one is $1.25
+ * and $10; Anthropic's 1M-context Sonnet 4 and 4.5, past 200K, 2× input and
+ * 1.5× output; some OpenAI models past 272K. Its cache prices default as
+ * a model's do (reads at its input price, writes at twice it): list them
+ * for a provider that discounts reads.
+ */
+export interface LongContextPrice extends TierPrice {
+  /** Input tokens (cache reads and writes included) the request must pass to be billed at this price. */
+  aboveInputTokens: number
 }
 
 /** USD per million tokens. */
@@ -53,9 +69,22 @@ export interface ModelPrice {
    * write Anthropic bills, so a write is never charged below its bill (as
    * plain input it was: the spend fell short of the invoice, and the budget
    * could be overrun). Set it to 1.25× the input price if you write only
-   * 5-minute entries, or for OpenAI's models.
+   * 5-minute entries, or for OpenAI's models. Writes the usage says are
+   * 1-hour ones (`Usage.cacheCreation1hInputTokens`) are priced apart, at
+   * `cacheCreation1hInputPerMTok`: where the provider says which writes
+   * are (Anthropic's API does, `cache_creation`), set this to 1.25× the
+   * input price whatever lifetimes you write.
    */
   cacheCreationInputPerMTok?: number | undefined
+  /**
+   * USD per million input tokens written to 1-hour cache entries
+   * (`Usage.cacheCreation1hInputTokens`, Anthropic's
+   * `cache_creation.ephemeral_1h_input_tokens`: 2× the input price). Absent:
+   * twice the input price. Priced with the other writes at
+   * `cacheCreationInputPerMTok`, a 5-minute price charged them 62.5% of
+   * their bill.
+   */
+  cacheCreation1hInputPerMTok?: number | undefined
   /**
    * Reasoning tokens the model may generate, and the provider bill as
    * output, beyond `maxTokens`: for a provider whose cap leaves the
@@ -66,6 +95,16 @@ export interface ModelPrice {
    * and Gemini count reasoning within the cap.
    */
   uncappedReasoningTokens?: number | undefined
+  /**
+   * What the whole request costs once its input passes
+   * `longContext.aboveInputTokens` (every token of it, input and output,
+   * as providers bill a long prompt). Held at it when the prompt's
+   * estimate is past the threshold, charged at it when the usage's
+   * `inputTokens` is. At a service tier, each of its prices is the dearer
+   * of the tier's and this. Absent: one price whatever the length — a
+   * 300K-token Gemini 2.5 Pro prompt was charged half its bill.
+   */
+  longContext?: LongContextPrice | undefined
 }
 
 export interface CostBudgetOptions {
@@ -102,13 +141,15 @@ const TIER_PRICE_NAMES = Object.keys({
   outputPerMTok: true,
   cachedInputPerMTok: true,
   cacheCreationInputPerMTok: true,
+  cacheCreation1hInputPerMTok: true,
 } satisfies Record<keyof TierPrice, true>)
 const MODEL_PRICE_NAMES = [
   ...TIER_PRICE_NAMES,
-  ...Object.keys({ serviceTiers: true, uncappedReasoningTokens: true } satisfies Record<
-    Exclude<keyof ModelPrice, keyof TierPrice>,
-    true
-  >),
+  ...Object.keys({
+    serviceTiers: true,
+    uncappedReasoningTokens: true,
+    longContext: true,
+  } satisfies Record<Exclude<keyof ModelPrice, keyof TierPrice>, true>),
 ]
 
 /**
@@ -216,8 +257,13 @@ export class CostBudget {
       )
     }
     const base = this.#price(model, provider)
-    const price = this.#tierPrice(model, base, requestedServiceTier(request))
-    return cost(price, estimatePromptTokens(request, dialect), worstOutput(base, maxTokens))
+    const prompt = estimatePromptTokens(request, dialect)
+    const price = atLength(
+      base,
+      this.#tierPrice(model, base, requestedServiceTier(request)),
+      prompt,
+    )
+    return cost(price, prompt, worstOutput(base, maxTokens))
   }
 
   /**
@@ -298,12 +344,16 @@ export class CostBudget {
     const input = tokens(usage?.inputTokens)
     // Parts of the input: never more than it, together.
     const cached = Math.min(tokens(usage?.cachedInputTokens), input)
+    const written = Math.min(tokens(usage?.cacheCreationInputTokens), input - cached)
+    const base = this.#price(model, provider)
     const usd = cost(
-      billedPrice(this.#price(model, provider), serviceTier),
+      atLength(base, billedPrice(base, serviceTier), input),
       input,
       tokens(usage?.outputTokens),
       cached,
-      Math.min(tokens(usage?.cacheCreationInputTokens), input - cached),
+      written,
+      // A part of the writes, as they are of the input.
+      Math.min(tokens(usage?.cacheCreation1hInputTokens), written),
     )
     this.#spend(usd)
     return usd
@@ -326,9 +376,11 @@ export class CostBudget {
     serviceTier?: string,
     dialect?: string,
   ): number {
+    const base = this.#price(model, provider)
+    const prompt = estimatePromptTokens(request, dialect)
     const usd = cost(
-      billedPrice(this.#price(model, provider), serviceTier ?? requestedServiceTier(request)),
-      estimatePromptTokens(request, dialect),
+      atLength(base, billedPrice(base, serviceTier ?? requestedServiceTier(request)), prompt),
+      prompt,
       tokens(outputTokens),
     )
     this.#spend(usd)
@@ -399,6 +451,7 @@ function atTier(price: ModelPrice, tier: string | undefined): ModelPrice | undef
       ...price,
       cachedInputPerMTok: undefined,
       cacheCreationInputPerMTok: undefined,
+      cacheCreation1hInputPerMTok: undefined,
       ...tiers[tier],
     }
   return AT_MOST_STANDARD.has(tier) ? price : undefined
@@ -420,6 +473,7 @@ function dearest(price: ModelPrice): ModelPrice {
     ...price,
     cachedInputPerMTok: cachedPrice(price),
     cacheCreationInputPerMTok: cacheWritePrice(price),
+    cacheCreation1hInputPerMTok: hourWritePrice(price),
   }
   for (const tier of Object.values(tiers)) {
     worst = {
@@ -431,9 +485,32 @@ function dearest(price: ModelPrice): ModelPrice {
         worst.cacheCreationInputPerMTok ?? 0,
         cacheWritePrice(tier),
       ),
+      cacheCreation1hInputPerMTok: Math.max(
+        worst.cacheCreation1hInputPerMTok ?? 0,
+        hourWritePrice(tier),
+      ),
     }
   }
   return worst
+}
+
+/**
+ * `price` (of `base`, at a tier) for a request of `inputTokens`: past
+ * `base.longContext.aboveInputTokens`, each component the dearer of it and
+ * the long-context price's, so a long request is never charged below
+ * either.
+ */
+function atLength(base: ModelPrice, price: ModelPrice, inputTokens: number): ModelPrice {
+  const long = base.longContext
+  if (long === undefined || !(inputTokens > long.aboveInputTokens)) return price
+  return {
+    ...price,
+    inputPerMTok: Math.max(price.inputPerMTok, long.inputPerMTok),
+    outputPerMTok: Math.max(price.outputPerMTok, long.outputPerMTok),
+    cachedInputPerMTok: Math.max(cachedPrice(price), cachedPrice(long)),
+    cacheCreationInputPerMTok: Math.max(cacheWritePrice(price), cacheWritePrice(long)),
+    cacheCreation1hInputPerMTok: Math.max(hourWritePrice(price), hourWritePrice(long)),
+  }
 }
 
 function cachedPrice(price: TierPrice): number {
@@ -446,6 +523,11 @@ function cachedPrice(price: TierPrice): number {
  */
 function cacheWritePrice(price: TierPrice): number {
   return price.cacheCreationInputPerMTok ?? CACHE_WRITE_DEFAULT_FACTOR * price.inputPerMTok
+}
+
+/** A 1-hour cache write: Anthropic's 2× the input price, unless the price says. */
+function hourWritePrice(price: TierPrice): number {
+  return price.cacheCreation1hInputPerMTok ?? CACHE_WRITE_DEFAULT_FACTOR * price.inputPerMTok
 }
 
 const CACHE_WRITE_DEFAULT_FACTOR = 2
@@ -468,7 +550,7 @@ const ROUNDING_USD = 1e-10
 /**
  * USD for the counts at `price`; `cachedTokens` and `cacheWriteTokens`
  * (parts of `inputTokens`, together no more than it) at the cache's read and
- * write prices.
+ * write prices, the `hourWriteTokens` of the writes at the 1-hour write price.
  */
 function cost(
   price: ModelPrice,
@@ -476,6 +558,7 @@ function cost(
   outputTokens: number,
   cachedTokens = 0,
   cacheWriteTokens = 0,
+  hourWriteTokens = 0,
 ): number {
   // Finite whatever the counts: a usage of 1e308 tokens (a provider's word)
   // priced at $5 per million was Infinity — in the spend, the attempt
@@ -484,7 +567,8 @@ function cost(
   return Math.min(
     (priced(inputTokens - cachedTokens - cacheWriteTokens, price.inputPerMTok) +
       priced(cachedTokens, cachedPrice(price)) +
-      priced(cacheWriteTokens, cacheWritePrice(price)) +
+      priced(cacheWriteTokens - hourWriteTokens, cacheWritePrice(price)) +
+      priced(hourWriteTokens, hourWritePrice(price)) +
       priced(outputTokens, price.outputPerMTok)) /
       1_000_000,
     Number.MAX_VALUE,
@@ -534,6 +618,16 @@ function checkPrices(name: string, prices: Readonly<Record<string, ModelPrice>>)
         `CostBudget: ${name}["${model}"].uncappedReasoningTokens must be a whole number of tokens >= 0`,
       )
     }
+    const long = price.longContext
+    if (long !== undefined) {
+      const where = `${name}["${model}"].longContext`
+      checkPrice(where, long, [...TIER_PRICE_NAMES, 'aboveInputTokens'])
+      if (!(Number.isSafeInteger(long.aboveInputTokens) && long.aboveInputTokens >= 0)) {
+        throw new TypeError(
+          `CostBudget: ${where}.aboveInputTokens must be a whole number of tokens >= 0`,
+        )
+      }
+    }
   }
 }
 
@@ -546,7 +640,11 @@ function checkPrice(name: string, price: TierPrice, names: readonly string[]): v
   // A misspelled field fell back to its default: `uncappedReasoningToken`
   // to 0, so the budget held none of the reasoning the provider bills.
   refuseUnknownOptions(price, names, `CostBudget: ${name}`, { what: 'field' })
-  for (const field of ['cachedInputPerMTok', 'cacheCreationInputPerMTok'] as const) {
+  for (const field of [
+    'cachedInputPerMTok',
+    'cacheCreationInputPerMTok',
+    'cacheCreation1hInputPerMTok',
+  ] as const) {
     if (price[field] !== undefined && !isPrice(price[field])) {
       throw new TypeError(
         `CostBudget: ${name}.${field} must be a finite number >= 0 (USD per million tokens)`,

@@ -294,6 +294,7 @@ function join(parts: ChatResponse[], discarded?: ChatResponse | undefined): Chat
 const OPTIONAL_COUNTS = [
   'cachedInputTokens',
   'cacheCreationInputTokens',
+  'cacheCreation1hInputTokens',
   'reasoningTokens',
   'acceptedPredictionTokens',
   'rejectedPredictionTokens',

@@ -189,6 +189,45 @@ describe('CostBudget', () => {
     ).toThrow(/cacheCreationInputPerMTok must be a finite number >= 0/)
   })
 
+  it('holds and charges a request past longContext.aboveInputTokens at the long-context price, all of it', () => {
+    // Gemini 2.5 Pro: $1.25 / $10 per million up to 200K prompt tokens, $2.50 / $15 past them.
+    const budget = new CostBudget({
+      limitUsd: 10,
+      prices: {
+        pro: {
+          inputPerMTok: 1.25,
+          outputPerMTok: 10,
+          longContext: { aboveInputTokens: 200_000, inputPerMTok: 2.5, outputPerMTok: 15 },
+        },
+      },
+    })
+    // 300K input, 1000 output: the bill is 300K × $2.50 + 1000 × $15 = $0.765
+    // (before: $0.385, half of it, and the limit let twice its money through).
+    expect(budget.record('pro', { inputTokens: 300_000, outputTokens: 1000 })).toBeCloseTo(
+      0.765,
+      12,
+    )
+    // At the threshold it is the short price.
+    expect(budget.record('pro', { inputTokens: 200_000, outputTokens: 1000 })).toBeCloseTo(0.26, 12)
+    // The check before sending: a prompt estimated past it is held at the long price.
+    const long = request('a'.repeat(4 * 250_000), 1000)
+    const prompt = estimatePromptTokens(long)
+    expect(budget.estimate('pro', long)).toBeCloseTo((prompt * 2.5 + 1000 * 15) / 1e6, 12)
+    expect(
+      () =>
+        new CostBudget({
+          limitUsd: 1,
+          prices: {
+            m: {
+              inputPerMTok: 1,
+              outputPerMTok: 1,
+              longContext: { inputPerMTok: 2, outputPerMTok: 2 },
+            },
+          },
+        } as never),
+    ).toThrow(/longContext.aboveInputTokens must be a whole number/)
+  })
+
   it('adds uncappedReasoningTokens to maxTokens where the provider bills reasoning beyond the cap', () => {
     const budget = new CostBudget({
       limitUsd: 0.05,

@@ -72,6 +72,7 @@ describe('max_tokens recovery: the joined answer', () => {
         inputTokens: 100,
         outputTokens: 10,
         cacheCreationInputTokens: 90,
+        cacheCreation1hInputTokens: 40,
         acceptedPredictionTokens: 5,
         rejectedPredictionTokens: 1,
       }),
@@ -90,6 +91,7 @@ describe('max_tokens recovery: the joined answer', () => {
       inputTokens: 200,
       outputTokens: 16,
       cacheCreationInputTokens: 90,
+      cacheCreation1hInputTokens: 40,
       acceptedPredictionTokens: 7,
       rejectedPredictionTokens: 4,
     })

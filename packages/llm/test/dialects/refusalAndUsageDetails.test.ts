@@ -230,6 +230,57 @@ describe('cached and reasoning token counts', () => {
     })
   })
 
+  it('Anthropic: 1-hour cache writes are charged at their own price (2× input), not at the 5-minute one, whole and streamed', () => {
+    // 1000 plain input, 4000 written to 1-hour entries, 2000 to 5-minute ones.
+    const usage = {
+      input_tokens: 1000,
+      cache_creation_input_tokens: 6000,
+      cache_read_input_tokens: 0,
+      cache_creation: { ephemeral_5m_input_tokens: 2000, ephemeral_1h_input_tokens: 4000 },
+      output_tokens: 0,
+    }
+    const whole = dialects.anthropic.parseResponse({
+      type: 'message',
+      id: 'msg_1',
+      content: [{ type: 'text', text: 'hi' }],
+      stop_reason: 'end_turn',
+      usage,
+    })
+    expect(whole.usage).toMatchObject({
+      cacheCreationInputTokens: 6000,
+      cacheCreation1hInputTokens: 4000,
+    })
+    const events = parse('anthropic', [
+      { type: 'message_start', message: { id: 'msg_1', usage } },
+      { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } },
+      { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'hi' } },
+      { type: 'message_delta', delta: { stop_reason: 'end_turn' }, usage: { output_tokens: 0 } },
+      { type: 'message_stop' },
+    ])
+    const streamed = collect(events).usage
+    expect(streamed).toStrictEqual(whole.usage)
+    // Anthropic's own prices for a $3 model: 5-minute writes $3.75, 1-hour $6.
+    const budget = new CostBudget({
+      limitUsd: 1,
+      prices: { sonnet: { inputPerMTok: 3, outputPerMTok: 15, cacheCreationInputPerMTok: 3.75 } },
+    })
+    // 1000 × $3 + 2000 × $3.75 + 4000 × $6, per million: the bill. Before,
+    // every write at $3.75: $0.0255, 4000 × $2.25 short of it.
+    expect(budget.record('sonnet', streamed)).toBeCloseTo(0.0345, 12)
+    const priced = new CostBudget({
+      limitUsd: 1,
+      prices: {
+        sonnet: {
+          inputPerMTok: 3,
+          outputPerMTok: 15,
+          cacheCreationInputPerMTok: 3.75,
+          cacheCreation1hInputPerMTok: 5,
+        },
+      },
+    })
+    expect(priced.record('sonnet', whole.usage)).toBeCloseTo(0.0305, 12)
+  })
+
   it('Gemini: cachedContentTokenCount and thoughtsTokenCount, whole and streamed', () => {
     const usageMetadata = {
       promptTokenCount: 4000,

@@ -57,7 +57,15 @@ export function anthropicUsage(usage: unknown, outputTokens?: unknown): Usage {
     undefined,
   )
   const cacheWrite = countOf(get(usage, 'cache_creation_input_tokens'))
-  if (cacheWrite !== undefined) normalised.cacheCreationInputTokens = cacheWrite
+  if (cacheWrite !== undefined) {
+    normalised.cacheCreationInputTokens = cacheWrite
+    // The writes split by lifetime (`cache_creation`): a 1-hour entry is
+    // billed at 2× the input price, a 5-minute one at 1.25×. Read as one
+    // count, a price set at the 5-minute rate charged 1-hour writes 62.5%
+    // of their bill. Never more than the writes it is a part of.
+    const hour = countOf(get(getRecord(usage, 'cache_creation'), 'ephemeral_1h_input_tokens'))
+    if (hour !== undefined) normalised.cacheCreation1hInputTokens = Math.min(hour, cacheWrite)
+  }
   return normalised
 }
 
