@@ -7,9 +7,8 @@ import { toServiceError } from './toServiceError.js'
 
 type Callback = (error: unknown, value?: unknown, trailer?: unknown, flags?: unknown) => void
 type Handler = (call: HandlerCall, callback?: Callback) => unknown
-type HandlerCall = Parameters<typeof deadlineOf>[0] & {
-  emit(event: 'error', error: unknown): boolean
-}
+type Emit = (event: string | symbol, ...args: unknown[]) => boolean
+type HandlerCall = Parameters<typeof deadlineOf>[0] & { emit: Emit }
 
 /**
  * Wrap a service implementation so the deadline's errors become the right
@@ -38,7 +37,8 @@ type HandlerCall = Parameters<typeof deadlineOf>[0] & {
  *   `end()`) leaves the answer standing: a process warning, not a status.
  *
  * Handlers keep grpc-js's signatures; errors go through the callback (unary,
- * client-streaming) or `call.emit('error')` (server-streaming, bidi).
+ * client-streaming) or `call.emit('error')` (server-streaming, bidi), which
+ * maps them as the callback does.
  */
 export function deadlineErrors<T extends object>(implementation: T): T {
   // grpc-js's addService refuses an implementation that is no object (an
@@ -61,6 +61,10 @@ export function deadlineErrors<T extends object>(implementation: T): T {
 
 function wrap(handler: Handler, self: object): Handler {
   return function hourglassHandler(call, callback) {
+    // A streaming handler answers an error with `call.emit('error', e)`
+    // (grpc-js's idiom): mapped from here on, as the callback's. Ours below
+    // (`fail`) goes out through the original.
+    const emit = typeof callback === 'function' ? undefined : mapEmittedErrors(call)
     // Whether the handler has answered through its callback. An async handler
     // that answers and then rejects (a follow-up write that fails) had its
     // rejection answered too: grpc-js sent that status before the answer's
@@ -98,7 +102,7 @@ function wrap(handler: Handler, self: object): Handler {
       // answers other thrown errors itself (UNKNOWN).
       const mapped = toServiceError(error, deadlineOf(call)) ?? statusOf(error)
       if (!mapped) throw error
-      fail(call, callback, mapped)
+      fail(call, callback, emit, mapped)
       return
     }
     if (isThenable(result)) {
@@ -109,7 +113,7 @@ function wrap(handler: Handler, self: object): Handler {
         const error = judged(rejected)
         if (handled(call, error)) return
         if (answered || ended(call)) failedAfterAnswer(call, rejected)
-        else fail(call, callback, asStatus(error, deadlineOf(call)))
+        else fail(call, callback, emit, asStatus(error, deadlineOf(call)))
       })
     }
   }
@@ -208,9 +212,44 @@ function messageOf(error: unknown): string {
   }
 }
 
-function fail(call: HandlerCall, callback: Callback | undefined, error: ServerErrorResponse): void {
+/** `emit`: the call's own, unmapped (see `mapEmittedErrors`): `error` is a status already. */
+function fail(
+  call: HandlerCall,
+  callback: Callback | undefined,
+  emit: Emit | undefined,
+  error: ServerErrorResponse,
+): void {
   if (callback) callback(error)
-  else call.emit('error', error)
+  else (emit ?? call.emit).call(call, 'error', error)
+}
+
+/**
+ * Map the errors a streaming handler's call emits as `callback`'s are
+ * (see `deadlineErrors`): a failed call of the handler's own passed on as
+ * grpc-js gave it stands for the deadline error behind it (`judged`), and a
+ * deadline error becomes its status. `call.emit('error', err)` is how
+ * grpc-node code relays a backend's failure from a server-streaming or bidi
+ * handler: left as it was, the backend's `DEADLINE_EXCEEDED` for a cap of the
+ * handler's own on that call, with a Hourglass backend's `x-deadline-expired:
+ * 1`, reached the caller, which took it for its own budget gone (an Express
+ * edge: 504 "do not retry" 200 ms into a 60 s request), where `callback(err)`
+ * answered UNKNOWN. Returns the original `emit`, for statuses made here.
+ */
+function mapEmittedErrors(call: HandlerCall): Emit | undefined {
+  const emit = call.emit
+  if (typeof emit !== 'function') return undefined
+  call.emit = function emitMapped(this: unknown, event, ...args) {
+    if (event === 'error' && args.length > 0) {
+      try {
+        const error = judged(args[0])
+        args[0] = toServiceError(error, deadlineOf(call)) ?? error
+      } catch {
+        // A value whose reads throw (a revoked Proxy): emitted as it came.
+      }
+    }
+    return emit.call(this, event, ...args)
+  }
+  return emit
 }
 
 function asStatus(error: unknown, deadline: Deadline | undefined): ServerErrorResponse {

@@ -157,6 +157,38 @@ describe('deadlineErrors: the deadline errors become gRPC statuses', () => {
     expect(error.code).toBe(status.DEADLINE_EXCEEDED)
   })
 
+  it("a streaming handler's call.emit('error', e) is mapped as callback(e) is: a deadline error DEADLINE_EXCEEDED with x-deadline-expired, ClientClosedError CANCELLED, a status object as it came", async () => {
+    const work = await serve({
+      serverStream(call: ServerWritableStream<{ kind: string }, unknown>) {
+        const { kind } = call.request
+        if (kind === 'deadline')
+          call.emit(
+            'error',
+            new DeadlineExceededError({ budgetMs: 10, elapsedMs: 10, slice: 'render' }),
+          )
+        else if (kind === 'closed') call.emit('error', new ClientClosedError())
+        else call.emit('error', { code: status.NOT_FOUND, details: 'gone' })
+      },
+    })
+    const failed = (kind: string) =>
+      new Promise<ServiceError>((resolve) =>
+        work.serverStream({ kind }, new Metadata(), {}).on('error', resolve),
+      )
+    const [deadline, closed, notFound] = await Promise.all([
+      failed('deadline'),
+      failed('closed'),
+      failed('status'),
+    ])
+    expect(deadline.code).toBe(status.DEADLINE_EXCEEDED)
+    expect(deadline.details).toMatch(/^deadline exceeded in slice "render"/)
+    expect(deadline.metadata.get('x-deadline-expired')).toEqual(['1'])
+    expect(closed.code).toBe(status.CANCELLED)
+    expect({ code: notFound.code, details: notFound.details }).toEqual({
+      code: status.NOT_FOUND,
+      details: 'gone',
+    })
+  })
+
   it('after the deadline answered, the handler noticing (its abort error) is swallowed: no late write, no unhandled rejection', async () => {
     const clock = new ManualClock()
     const starts = watch<GrpcServerStartMessage>(grpcChannels.serverStart)

@@ -1,4 +1,11 @@
-import { Metadata, type ServerUnaryCall, type sendUnaryData, status } from '@grpc/grpc-js'
+import {
+  Metadata,
+  type ServerUnaryCall,
+  type ServerWritableStream,
+  type ServiceError,
+  type sendUnaryData,
+  status,
+} from '@grpc/grpc-js'
 import {
   currentDeadline,
   Deadline,
@@ -166,6 +173,75 @@ describe("a server's deadline error of its own while the call's deadline has its
       expect(error?.metadata.get('x-deadline-expired')).toEqual([])
       expect(isDeadlineExceeded(fromGrpcError(error))).toBe(false)
     }
+  })
+
+  it("a server-streaming handler that relays that status with call.emit('error', err) answers it as callback(err) does: UNKNOWN, not the backend's x-deadline-expired", async () => {
+    // grpc-node's idiom for a streaming handler's failure. Relayed raw, the
+    // caller, 60 s left, got DEADLINE_EXCEEDED with x-deadline-expired: 1
+    // and fromGrpcError read it as its own expiry (an Express edge: 504 "do
+    // not retry" 50 ms into the request).
+    const backend = await startServer({ unary() {} }, [
+      deadlineServerInterceptor({ reserveMs: 10 }),
+    ])
+    const toBackend = connect(backend.address, [deadlineInterceptor()])
+    server = await startServer(
+      deadlineErrors({
+        serverStream: (call: ServerWritableStream<unknown, unknown>) => {
+          void unary(toBackend, {}, { deadline: Date.now() + 50 }).then(({ error }) =>
+            call.emit('error', error),
+          )
+        },
+      }),
+      [deadlineServerInterceptor()],
+    )
+    client = connect(server.address, [deadlineInterceptor()])
+    onTestFinished(async () => {
+      toBackend.close()
+      await backend.close()
+    })
+    const request = Deadline.after(60_000)
+    onTestFinished(() => request.dispose())
+    const error = await runWithDeadline(
+      request,
+      () =>
+        new Promise<ServiceError>((resolve) => {
+          const stream = client!.serverStream({}, new Metadata(), {})
+          stream.on('data', () => {})
+          stream.on('error', resolve)
+        }),
+    )
+    expect(error.code).toBe(status.UNKNOWN)
+    expect(error.metadata.get('x-deadline-expired')).toEqual([])
+    expect(isDeadlineExceeded(fromGrpcError(error))).toBe(false)
+  })
+
+  it("a rewritten backend status goes out with none of the backend's trailers: its grpc-status-details-bin (code 4) would contradict the UNKNOWN sent", async () => {
+    // gRPC clients read a google.rpc.Status in grpc-status-details-bin in
+    // place of grpc-status (grpc-go) or refuse one whose code differs
+    // (grpc-java): forwarded, the backend's DEADLINE_EXCEEDED came back.
+    const richStatus = Buffer.from([0x08, 0x04]) // google.rpc.Status { code: 4 }
+    const backend = await startServer({
+      unary: (_call: Unary, callback: sendUnaryData<unknown>) => {
+        const trailer = new Metadata()
+        trailer.set('x-deadline-expired', '1')
+        trailer.set('grpc-status-details-bin', richStatus)
+        callback({ code: status.DEADLINE_EXCEEDED, details: 'too slow', metadata: trailer })
+      },
+    })
+    const toBackend = connect(backend.address, [deadlineInterceptor()])
+    onTestFinished(async () => {
+      toBackend.close()
+      await backend.close()
+    })
+    // A cap of the handler's own: the backend's answer is no expiry of the call.
+    const capped = () => unary(toBackend, {}, { deadline: Date.now() + 5000 })
+    const work = await serve((_call, callback) => {
+      void capped().then(({ error }) => callback(error as never))
+    })
+    const { error } = await unary(work, {})
+    expect(error?.code).toBe(status.UNKNOWN)
+    expect(error?.metadata.get('grpc-status-details-bin')).toEqual([])
+    expect(error?.metadata.get('x-deadline-expired')).toEqual([])
   })
 
   it("within MAX_RESERVE_MS of the call's end it is the call's expiry: DEADLINE_EXCEEDED with the trailer", async () => {
