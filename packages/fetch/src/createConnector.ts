@@ -33,6 +33,7 @@ import {
   type ResolvedOptions,
   resolveOptions,
 } from './options.js'
+import { markTakenByConnector } from './takenByConnector.js'
 
 export interface ConnectorOptions extends EgressOptions {
   /** Extra TLS options for https origins (`ca`, `rejectUnauthorized`, client certs…). */
@@ -49,7 +50,9 @@ export interface ConnectorOptions extends EgressOptions {
  */
 export function createConnector(options: ConnectorOptions = {}): buildConnector.connector {
   refuseUnknownOptions(options, CONNECTOR_OPTION_NAMES, 'createConnector()')
-  return connectorFor(resolveOptions(options, 'createConnector()'), options.tls)
+  const connector = connectorFor(resolveOptions(options, 'createConnector()'), options.tls)
+  markTakenByConnector(options)
+  return connector
 }
 
 /** ALPN as undici's own connector offers it, with and without the Agent's `allowH2`. */

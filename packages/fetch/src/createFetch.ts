@@ -50,8 +50,9 @@ export interface CreateFetchOptions extends ConnectorOptions {
    * logic, so the DNS and connect phases are then bounded by the deadline and
    * its connector's own limits (a `createConnector` in it keeps its own),
    * and its own `headersTimeout` / `bodyTimeout` (undici's default: 300 s):
-   * the phase limits only narrow them. `tls`, `lookup` and
-   * `autoSelectFamily*` beside it are refused: its connector's to set.
+   * the phase limits only narrow them. `tls` and `lookup` beside it are
+   * refused (its connector's to set), unless a `createConnector` of yours
+   * took the very same value.
    */
   dispatcher?: Dispatcher
 }

@@ -22,16 +22,13 @@ describe('a tls option that is no object', () => {
 })
 
 // Beside a dispatcher of the caller's, which connects through its own
-// connector, createFetch's connector options were dropped without a word:
-// a ProxyAgent's calls never saw the `tls.ca` given, a `lookup` was never
-// asked. They are refused, naming where they belong.
+// connector, createFetch's `tls` and `lookup` were dropped without a word: a
+// ProxyAgent's calls never saw the `tls.ca` given, a `lookup` was never
+// asked. They are refused, naming where they belong — unless a
+// createConnector of the caller's took the very same value (one options
+// object spread into both, the README's setup: in force there).
 describe("createFetch's connector options beside a dispatcher of yours", () => {
-  const connectorOnly = {
-    tls: { ca: 'PEM' },
-    lookup: () => {},
-    autoSelectFamily: false,
-    autoSelectFamilyAttemptTimeoutMs: 100,
-  }
+  const connectorOnly = { tls: { ca: 'PEM' }, lookup: () => {} }
   for (const [name, value] of Object.entries(connectorOnly)) {
     it(`${name} is a TypeError naming it and where to set it`, async () => {
       const dispatcher = new Agent()
@@ -49,13 +46,29 @@ describe("createFetch's connector options beside a dispatcher of yours", () => {
     })
   }
 
-  it('the phase limits and a null autoSelectFamily (its default) are still taken', async () => {
+  it("one options object spread into the dispatcher's createConnector and into createFetch is taken", async () => {
+    const opts = { tls: { ca: 'PEM' }, lookup: () => {}, headersTimeoutMs: 2000 }
+    const dispatcher = new Agent({ connect: createConnector(opts) })
+    try {
+      const fetch = createFetch({ ...opts, dispatcher })
+      await fetch.close()
+      // A copy of the tls object is not the one the connector took.
+      expect(() => createFetch({ ...opts, tls: { ...opts.tls }, dispatcher })).toThrow(
+        /^tls must be left out with a dispatcher of yours/,
+      )
+    } finally {
+      await dispatcher.close()
+    }
+  })
+
+  it('the phase limits and autoSelectFamily* are still taken (the connector keeps its own)', async () => {
     const dispatcher = new Agent()
     const fetch = createFetch({
       dispatcher,
       connectTimeoutMs: 500,
       dnsTimeoutMs: 200,
-      autoSelectFamily: null as never,
+      autoSelectFamily: false,
+      autoSelectFamilyAttemptTimeoutMs: 100,
     })
     await fetch.close()
     await dispatcher.close()
