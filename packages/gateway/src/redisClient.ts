@@ -149,9 +149,21 @@ function watchStart(
   client.once('end', () => clock.clearTimeout(silence))
 }
 
-/** ioredis's error for the `SELECT` it sends on each connection, refused by Redis. */
+/**
+ * ioredis's error for the `SELECT` it sends on each connection, refused by
+ * Redis for a database it does not have ("ERR DB index is out of range",
+ * older servers "ERR invalid DB index"). Not any refusal of it: a Redis busy
+ * with a long script answers SELECT `BUSY` (HELLO and AUTH pass), and
+ * ioredis recovers from that on its own once the script ends — closing for
+ * good there shut a valid database's shared limits off until a restart.
+ */
 function refusedSelect(error: unknown): boolean {
-  return (error as { command?: { name?: unknown } } | null)?.command?.name === 'select'
+  const e = error as { command?: { name?: unknown }; message?: unknown } | null
+  return (
+    e?.command?.name === 'select' &&
+    typeof e.message === 'string' &&
+    /\bDB index\b/i.test(e.message)
+  )
 }
 
 /** An error without a code is said by its message ("Command timed out", "NOAUTH …"): one short line. */
