@@ -287,7 +287,21 @@ export async function streamCompletion(
     } catch {
       rest = undefined
     }
-    if (!res.writableEnded && !res.destroyed) res.end(rest)
+    if (!res.writableEnded && !res.destroyed) {
+      res.end(rest)
+      // Ended into a socket the client is not taking bytes from (the last
+      // events fit under the write buffer's mark, so no write waited): the
+      // end is waited for under the deadline, as a non-streamed answer's
+      // is. Not waited for, the request was logged answered at once and its
+      // socket, with the end buffered in it, was held for as long as the
+      // client stayed connected — past the deadline, no error logged or
+      // counted. A deadline already over ended the stream with its error
+      // event: not cut short at once here, that end is the ingress
+      // middleware's to bound (kept while its bytes move).
+      if (!res.writableFinished && !res.destroyed && !options.deadline.done) {
+        await flushedOrCut(res, 'finish', options.deadline, onCut)
+      }
+    }
     res.off('close', onClose)
   }
   if (clientLeft && scope !== undefined) scope.errorCode ??= 'client_closed'

@@ -32,14 +32,18 @@ describe('a client that does not read its answer', () => {
   let gateway: GatewayRouter | undefined
   let server: Server | undefined
   let socket: Socket | undefined
+  /** A provider the test writes each event of (`endsIntoFullSocket`). */
+  let upstream: Server | undefined
   afterEach(async () => {
     socket?.destroy()
     server?.closeAllConnections()
     if (server) await new Promise((resolve) => server?.close(resolve))
     await gateway?.close()
     await fake?.close()
+    upstream?.closeAllConnections()
+    if (upstream) await new Promise((resolve) => upstream?.close(resolve))
     if (dir) await rm(dir, { recursive: true, force: true })
-    dir = fake = gateway = server = socket = undefined
+    dir = fake = gateway = server = socket = upstream = undefined
   })
 
   /**
@@ -213,5 +217,143 @@ describe('a client that does not read its answer', () => {
     await run.requestLogged
     expect(run.lines[0]).toMatchObject({ stream: true, status: 200, error: 'deadline_exceeded' })
     expect(budget.tokens).toBe(10)
+  })
+
+  /**
+   * A stream whose provider the test writes each event of, through the
+   * gateway on a Unix socket (deadlines on a clock the test moves), to a
+   * client that read its first bytes and stopped: returns once the last
+   * event written is waiting in the socket with no write refused (each
+   * event is under the write buffer's mark: nothing waits on 'drain').
+   */
+  async function streamIntoFullSocket() {
+    let answerTo: ServerResponse | undefined
+    upstream = createServer((req, res) => {
+      req.resume()
+      req.on('end', () => {
+        res.writeHead(200, { 'content-type': 'text/event-stream' })
+        answerTo = res
+      })
+    })
+    upstream.listen(0, '127.0.0.1')
+    await once(upstream, 'listening')
+    const { port } = upstream.address() as { port: number }
+    const event = (delta: object, finish: string | null = null) =>
+      `data: ${JSON.stringify({ id: 'chatcmpl-1', object: 'chat.completion.chunk', created: 1, model: 'gpt', choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`
+    const clock = new ManualClock()
+    const lines: LogRecord[] = []
+    let logged: () => void = () => {}
+    const requestLogged = new Promise<void>((resolve) => {
+      logged = resolve
+    })
+    gateway = createGateway(
+      {
+        providers: {
+          p: { dialect: 'openai', baseURL: `http://127.0.0.1:${port}/v1`, apiKeys: ['k'] },
+        },
+        models: { m: fallback(['p', 'gpt']) },
+        deadline: { defaultMs: 60_000, reserveMs: 10 },
+      },
+      {
+        clock,
+        logger: (record) => {
+          if (record['event'] !== 'request') return
+          lines.push(record)
+          logged()
+        },
+      },
+    )
+    const router = gateway
+    let answering: ServerResponse | undefined
+    let writes = 0
+    server = createServer((req, res) => {
+      answering = res
+      const write = res.write
+      res.write = function (this: typeof res, ...args: Parameters<typeof res.write>) {
+        writes++
+        return write.apply(this, args)
+      } as typeof res.write
+      router(req as never, res as never, () => res.end())
+    })
+    dir = await mkdtemp(join(tmpdir(), 'hourglass-unread-'))
+    const path = join(dir, 'gateway.sock')
+    server.listen(path)
+    await once(server, 'listening')
+    const client = connect(path)
+    socket = client
+    client.on('error', () => {})
+    await once(client, 'connect')
+    const text = JSON.stringify({
+      model: 'm',
+      stream: true,
+      messages: [{ role: 'user', content: 'all' }],
+    })
+    client.write(
+      'POST /v1/chat/completions HTTP/1.1\r\nHost: gateway\r\ncontent-type: application/json\r\n' +
+        `x-request-id: unread-end\r\ncontent-length: ${Buffer.byteLength(text)}\r\n\r\n${text}`,
+    )
+    /** Turns of the event loop, not time. */
+    const until = async (done: () => boolean) => {
+      for (let turn = 0; turn < 100_000 && !done(); turn++) {
+        await new Promise((resolve) => setImmediate(resolve))
+      }
+      expect(done()).toBe(true)
+    }
+    await until(() => answerTo !== undefined)
+    answerTo?.write(event({ role: 'assistant', content: 'a' }))
+    await once(client, 'data')
+    client.pause()
+    // 8 KB events until the OS holds no more of them.
+    const piece = 'b'.repeat(8192)
+    while ((answering?.socket?.writableLength ?? 0) === 0) {
+      const before = writes
+      answerTo?.write(event({ content: piece }))
+      await until(() => writes > before)
+    }
+    expect(answering?.writableNeedDrain).toBe(false)
+    return {
+      clock,
+      client,
+      lines,
+      requestLogged,
+      until,
+      ended: () => answering?.writableEnded === true,
+      metrics: () =>
+        new Promise<string>((resolve, reject) => {
+          get({ socketPath: path, path: '/metrics' }, (res) => {
+            let page = ''
+            res.setEncoding('utf8').on('data', (chunk: string) => (page += chunk))
+            res.on('end', () => resolve(page))
+          }).on('error', reject)
+        }),
+      /** The provider's last events: its finish, then `[DONE]`. */
+      finish: () => answerTo?.end(`${event({}, 'stop')}data: [DONE]\n\n`),
+    }
+  }
+
+  // Not waited for, the request was logged answered at once (200, no
+  // error) and the socket, the end buffered in it, stayed open past the
+  // deadline for as long as the client stayed connected.
+  it('streamed, ending into the full socket of a client that stopped reading: cut at its deadline, logged and counted', async () => {
+    const run = await streamIntoFullSocket()
+    run.finish()
+    await run.until(run.ended)
+
+    run.clock.advance(60_000)
+    await run.requestLogged
+    expect(run.lines).toHaveLength(1)
+    expect(run.lines[0]).toMatchObject({
+      requestId: 'unread-end',
+      stream: true,
+      status: 200,
+      error: 'deadline_exceeded',
+    })
+    expect(await run.metrics()).toMatch(
+      /hourglass_gateway_errors_total\{kind="deadline_exceeded"\} 1/,
+    )
+    // Not held open: what was buffered drains, then the connection ends.
+    const closed = once(run.client, 'close')
+    run.client.resume()
+    await closed
   })
 })
