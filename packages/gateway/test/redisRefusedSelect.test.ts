@@ -15,7 +15,7 @@ afterEach(() => {
 })
 
 function start() {
-  const lines: { level: string; event: string; fields?: Record<string, unknown> }[] = []
+  const lines: { level: string; event: string; fields?: Record<string, unknown> | undefined }[] = []
   // Port 9 (discard): nothing listens, so no real SELECT is ever answered.
   const client = createRedisClient(
     { url: 'redis://127.0.0.1:9/1', keyPrefix: 'p', commandTimeoutMs: 250 } as never,

@@ -22,9 +22,9 @@ export interface TierPrice {
  * (`ModelPrice.longContext`): Gemini 2.5 Pro bills a prompt over 200K tokens
  * at $2.50 input and $15 output per million where a shorter one is $1.25
  * and $10; Anthropic's 1M-context Sonnet 4 and 4.5, past 200K, 2× input and
- * 1.5× output; some OpenAI models past 272K. Its cache prices default as
- * a model's do (reads at its input price, writes at twice it): list them
- * for a provider that discounts reads.
+ * 1.5× output; some OpenAI models past 272K. A cache price it leaves out
+ * is the model's, scaled as the input price is (Gemini's $0.125 reads
+ * become $0.25, Anthropic's 0.1× reads stay 0.1× of the long input price).
  */
 export interface LongContextPrice extends TierPrice {
   /** Input tokens (cache reads and writes included) the request must pass to be billed at this price. */
@@ -503,13 +503,22 @@ function dearest(price: ModelPrice): ModelPrice {
 function atLength(base: ModelPrice, price: ModelPrice, inputTokens: number): ModelPrice {
   const long = base.longContext
   if (long === undefined || !(inputTokens > long.aboveInputTokens)) return price
+  // A cache price the long-context price leaves out is the model's, scaled
+  // as its input price is (Gemini 2.5 Pro's $0.125 reads become $0.25 past
+  // 200K, Anthropic's 1M Sonnet's 0.1× of its $6): taken as the long input
+  // price, a mostly cached long prompt — Gemini caches implicitly — was
+  // charged 6.8× its bill.
+  const scale = base.inputPerMTok > 0 ? long.inputPerMTok / base.inputPerMTok : 1
+  const longCached = long.cachedInputPerMTok ?? scale * cachedPrice(base)
+  const longWrite = long.cacheCreationInputPerMTok ?? scale * cacheWritePrice(base)
+  const longHourWrite = long.cacheCreation1hInputPerMTok ?? scale * hourWritePrice(base)
   return {
     ...price,
     inputPerMTok: Math.max(price.inputPerMTok, long.inputPerMTok),
     outputPerMTok: Math.max(price.outputPerMTok, long.outputPerMTok),
-    cachedInputPerMTok: Math.max(cachedPrice(price), cachedPrice(long)),
-    cacheCreationInputPerMTok: Math.max(cacheWritePrice(price), cacheWritePrice(long)),
-    cacheCreation1hInputPerMTok: Math.max(hourWritePrice(price), hourWritePrice(long)),
+    cachedInputPerMTok: Math.max(cachedPrice(price), longCached),
+    cacheCreationInputPerMTok: Math.max(cacheWritePrice(price), longWrite),
+    cacheCreation1hInputPerMTok: Math.max(hourWritePrice(price), longHourWrite),
   }
 }
 
@@ -525,9 +534,18 @@ function cacheWritePrice(price: TierPrice): number {
   return price.cacheCreationInputPerMTok ?? CACHE_WRITE_DEFAULT_FACTOR * price.inputPerMTok
 }
 
-/** A 1-hour cache write: Anthropic's 2× the input price, unless the price says. */
+/**
+ * A 1-hour cache write: Anthropic's 2× the input price, unless the price
+ * says — and never below the price's other writes (a
+ * `cacheCreationInputPerMTok` set above 2×, for a provider whose 1-hour
+ * writes cost more, was charged at 2× once the usage said which writes
+ * were 1-hour ones).
+ */
 function hourWritePrice(price: TierPrice): number {
-  return price.cacheCreation1hInputPerMTok ?? CACHE_WRITE_DEFAULT_FACTOR * price.inputPerMTok
+  return (
+    price.cacheCreation1hInputPerMTok ??
+    Math.max(CACHE_WRITE_DEFAULT_FACTOR * price.inputPerMTok, cacheWritePrice(price))
+  )
 }
 
 const CACHE_WRITE_DEFAULT_FACTOR = 2

@@ -228,6 +228,48 @@ describe('CostBudget', () => {
     ).toThrow(/longContext.aboveInputTokens must be a whole number/)
   })
 
+  it("past longContext, a cache price it leaves out is the model's scaled as its input price is", () => {
+    // Gemini 2.5 Pro caches implicitly: reads $0.125 up to 200K, $0.25 past.
+    // Taken as the long input price ($2.50), a mostly cached long prompt was
+    // charged $0.765 where Google bills $0.1125.
+    const budget = new CostBudget({
+      limitUsd: 10,
+      prices: {
+        pro: {
+          inputPerMTok: 1.25,
+          outputPerMTok: 10,
+          cachedInputPerMTok: 0.125,
+          longContext: { aboveInputTokens: 200_000, inputPerMTok: 2.5, outputPerMTok: 15 },
+        },
+      },
+    })
+    // 10K × $2.50 + 290K × $0.25 + 1K × $15.
+    expect(
+      budget.record('pro', {
+        inputTokens: 300_000,
+        cachedInputTokens: 290_000,
+        outputTokens: 1000,
+      }),
+    ).toBeCloseTo(0.1125, 12)
+  })
+
+  it('a 1-hour write is never priced below the other writes when no 1-hour price is set', () => {
+    // A write price set above 2× input (a provider whose writes cost more):
+    // the writes the usage says are 1-hour ones were charged 2× input.
+    const budget = new CostBudget({
+      limitUsd: 10,
+      prices: { s: { inputPerMTok: 3, outputPerMTok: 15, cacheCreationInputPerMTok: 12 } },
+    })
+    expect(
+      budget.record('s', {
+        inputTokens: 10_000,
+        outputTokens: 0,
+        cacheCreationInputTokens: 10_000,
+        cacheCreation1hInputTokens: 10_000,
+      }),
+    ).toBeCloseTo(0.12, 12)
+  })
+
   it('adds uncappedReasoningTokens to maxTokens where the provider bills reasoning beyond the cap', () => {
     const budget = new CostBudget({
       limitUsd: 0.05,
