@@ -1,10 +1,14 @@
 import {
+  type ContextKey,
+  contextKey,
   currentDeadline,
   Deadline,
   isAbortError,
   isDeadlineExceeded,
   isExpiryOf,
   isInstance,
+  readContext,
+  runWithContext,
   untilEnded,
 } from '@hourglass/core'
 import { callDeadline, shadowAmbientIfFalse } from '../call/callDeadline.js'
@@ -60,6 +64,9 @@ const inFlight = new WeakMap<SideEffectStore, Map<string, Run>>()
 // Runs that completed but that their store failed to record (Redis down at
 // that moment): remembered by this process instead, per store.
 const unrecorded = new WeakMap<SideEffectStore, MemorySideEffectStore>()
+// The runs whose `fn` the work in progress is part of, innermost first: a
+// call with the key of one of them comes from inside that run (see `within`).
+const RUNNING_IN: ContextKey<Within> = contextKey('@hourglass/llm.sideEffectRun')
 
 /**
  * Runs `fn` at most once per operation `key` (derive it with
@@ -73,6 +80,9 @@ const unrecorded = new WeakMap<SideEffectStore, MemorySideEffectStore>()
  *   again while it may still complete (a caller that arrives while a run
  *   that will never settle is in progress can only fail by its deadline —
  *   a second run could do the work twice);
+ * - a call from inside the run of its own key (a `runTurns` tool wrapping
+ *   its work in `sideEffect(context.key, fn, context)`) is part of that
+ *   run: its `fn` runs, rather than waiting for the run it is part of;
  * - a caller out of time before `fn` starts — on arrival, or while the
  *   store is read — starts nothing; a caller that joined that run with time
  *   left starts its own;
@@ -129,6 +139,17 @@ export function sideEffect<T>(
     return Promise.reject(reason)
   }
   const shared = running.get(key)
+  if (shared?.fn.pending && within(shared.fn)) {
+    // Called from inside the run of its own key — a `runTurns` tool wrapping
+    // its work in `sideEffect(context.key, fn, context)`: that run is this
+    // operation's one run already, so `fn` is part of it. Joined, the run
+    // waited for itself: `fn` never ran, and the agent hung until its
+    // deadline (for ever without one).
+    return untilEnded(
+      Promise.resolve().then(() => shadowAmbientIfFalse(options.deadline, () => fn(key))),
+      until,
+    )
+  }
   if (shared !== undefined) {
     // A run whose caller ran out of time before `fn` started is gone from
     // `running`: a caller joining it that still has time starts its own.
@@ -156,6 +177,8 @@ export function sideEffect<T>(
     until.signal,
     options.deadline === false ? undefined : currentDeadline(),
   ]
+  // `fn` while it runs: the work it does finds it in its context (`within`).
+  const inProgress: Run['fn'] = { pending: true }
   // Set once `fn` has completed, before `run` resolves: the store's write.
   let recording: Promise<void> | undefined
   const run = (async () => {
@@ -185,7 +208,12 @@ export function sideEffect<T>(
     const ended = endedReason(until)
     if (ended !== undefined) throw new NotStarted(ended)
     // `false`: none for what `fn` starts too (a fetch, a model call), as in `callModel`.
-    const value = await shadowAmbientIfFalse(options.deadline, () => fn(key))
+    const value = await runWithContext(
+      RUNNING_IN,
+      { fn: inProgress, outer: readContext(RUNNING_IN) },
+      () => shadowAmbientIfFalse(options.deadline, () => fn(key)),
+    )
+    inProgress.pending = false
     // Not awaited: the caller gets the result as soon as the side effect has
     // happened. Awaiting it held the result behind the store's write, so a
     // slow write (a Redis at seconds of latency) spent the caller's deadline
@@ -199,9 +227,10 @@ export function sideEffect<T>(
   })()
   // Registered before the first await above resolves, so a caller arriving in
   // the same tick already finds the run.
-  const entry: Run = { promise: run, starter }
+  const entry: Run = { promise: run, starter, fn: inProgress }
   running.set(key, entry)
   const forget = () => {
+    inProgress.pending = false
     if (running.get(key) === entry) running.delete(key)
   }
   run.then(() => (recording ?? Promise.resolve()).then(forget), forget)
@@ -218,6 +247,29 @@ interface Run {
   readonly promise: Promise<unknown>
   /** What ended for its starter ends `fn`'s work too (see `stoppedForStarter`). */
   readonly starter: ReadonlyArray<Deadline | AbortSignal | undefined>
+  /**
+   * Its `fn`, while it has not settled: a call from inside it would wait for
+   * itself. Apart from the run, as the context carries it: a socket opened
+   * inside `fn` keeps that context for its life, and must not keep the result.
+   */
+  readonly fn: { pending: boolean }
+}
+
+/** A run's `fn` the work in progress is part of, and the one it is nested in. */
+interface Within {
+  readonly fn: Run['fn']
+  readonly outer: Within | undefined
+}
+
+/**
+ * Whether the work in progress is part of `fn`, directly or through runs of
+ * other keys nested in it (a → b → a waits for itself as well).
+ */
+function within(fn: Run['fn']): boolean {
+  for (let at = readContext(RUNNING_IN); at !== undefined; at = at.outer) {
+    if (at.fn === fn) return true
+  }
+  return false
 }
 
 /**

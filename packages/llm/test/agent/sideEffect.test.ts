@@ -3,8 +3,10 @@ import { describe, expect, it } from 'vitest'
 import { unreadableValues } from '../../../../test/support/unreadableValues.js'
 import { canonicalJson, idempotencyKey } from '../../src/agent/idempotencyKey.js'
 import { MemorySideEffectStore } from '../../src/agent/MemorySideEffectStore.js'
+import { runTurns } from '../../src/agent/runTurns.js'
 import type { SideEffectRecord, SideEffectStore } from '../../src/agent/SideEffectStore.js'
 import { sideEffect } from '../../src/agent/sideEffect.js'
+import { chatAnswer } from '../support/chatAnswer.js'
 
 /** Lets settled promises run their callbacks (no time passes on the manual clock). */
 const flush = () => new Promise<void>((resolve) => setImmediate(resolve))
@@ -305,6 +307,67 @@ describe('sideEffect', () => {
     expect(await sideEffect('kept', send, { store, ttlMs: Number.POSITIVE_INFINITY })).toBe(1)
     expect(await sideEffect('kept', send, { store, ttlMs: Number.POSITIVE_INFINITY })).toBe(1)
     expect(await sideEffect('once', send, { store, ttlMs: 0 })).toBe(2)
+  })
+
+  it('a call with its own key from inside its run is part of that run: fn runs once, instead of the run waiting for itself', async () => {
+    // A `runTurns` tool wrapping its work in `sideEffect(context.key, fn, context)`
+    // (below), or one helper inside another, a → b → a: joined, the inner call
+    // waited for the run it is part of, `fn` never ran and the caller hung
+    // until its deadline — for ever without one.
+    const clock = new ManualClock()
+    const deadline = Deadline.after(1000, { clock })
+    const store = new MemorySideEffectStore()
+    let sent = 0
+    const send = () => sideEffect('email', async () => `sent ${++sent}`, { store, deadline })
+    const outer = watch(sideEffect('email', send, { store, deadline }))
+    await flush()
+    expect(outer).toEqual({ settled: true, value: 'sent 1' })
+    expect(sent).toBe(1)
+    // Remembered as the one run of its key.
+    expect(await sideEffect('email', send, { store, deadline })).toBe('sent 1')
+    const nested = watch(
+      sideEffect(
+        'a',
+        () =>
+          sideEffect('b', () => sideEffect('a', () => 'inner a', { store, deadline }), {
+            store,
+            deadline,
+          }),
+        {
+          store,
+          deadline,
+        },
+      ),
+    )
+    await flush()
+    expect(nested).toEqual({ settled: true, value: 'inner a' })
+  })
+
+  it('a runTurns tool that wraps its work in sideEffect(context.key, fn, context) runs it once and the run answers', async () => {
+    let sent = 0
+    const clock = new ManualClock()
+    const run = watch(
+      runTurns({
+        operationId: 'tool-wraps-itself',
+        messages: [{ role: 'user', content: 'send it' }],
+        // None given, as the tool's own call gives none: both use the process's store.
+        deadline: Deadline.after(1000, { clock }),
+        call: async (messages) => {
+          const last = messages.at(-1)?.content
+          if (Array.isArray(last) && last[0]?.type === 'tool_result')
+            return chatAnswer([{ type: 'text', text: `done: ${last[0].content}` }])
+          return chatAnswer([{ type: 'tool_call', id: 'c1', name: 'send', arguments: { to: 'a' } }])
+        },
+        tools: {
+          send: (_args, context) =>
+            sideEffect(context.key, async () => `message ${++sent}`, context),
+        },
+      }),
+    )
+    await flush()
+    expect(run.settled).toBe(true)
+    expect(run.value?.response.text).toBe('done: message 1')
+    expect(sent).toBe(1)
   })
 })
 
