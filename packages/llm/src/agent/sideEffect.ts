@@ -145,10 +145,12 @@ export function sideEffect<T>(
     // operation's one run already, so `fn` is part of it. Joined, the run
     // waited for itself: `fn` never ran, and the agent hung until its
     // deadline (for ever without one).
-    return untilEnded(
-      Promise.resolve().then(() => shadowAmbientIfFalse(options.deadline, () => fn(key))),
-      until,
-    )
+    // Not bounded by this caller's deadline on its own (`untilEnded`): the
+    // run's callers leave at theirs, and the run stays in progress — not
+    // started again — until this `fn` has settled too. Bounded, a timed-out
+    // inner call failed the run while its `fn` went on, and the next caller
+    // with time left started the work a second time.
+    return Promise.resolve().then(() => shadowAmbientIfFalse(options.deadline, () => fn(key)))
   }
   if (shared !== undefined) {
     // A run whose caller ran out of time before `fn` started is gone from

@@ -343,6 +343,40 @@ describe('sideEffect', () => {
     expect(nested).toEqual({ settled: true, value: 'inner a' })
   })
 
+  it("an inner call under the run's own key whose caller ran out of time keeps the run in progress: the next caller joins, fn runs once", async () => {
+    // Bounded by its caller's deadline, the inner call failed the run while
+    // its fn went on: the run was forgotten, and the next caller with time
+    // left started the work a second time ('sent 2').
+    const clock = new ManualClock()
+    const store = new MemorySideEffectStore()
+    let started = 0
+    let open: () => void = () => {}
+    const gate = new Promise<void>((resolve) => {
+      open = resolve
+    })
+    // Ignores its deadline, as work that cannot be stopped does.
+    const slow = async () => {
+      started++
+      await gate
+      return `sent ${started}`
+    }
+    const outer = (deadline: Deadline) =>
+      sideEffect('k', () => sideEffect('k', slow, { store, deadline }), { store, deadline })
+    const first = outer(Deadline.after(100, { clock }))
+    first.catch(() => {})
+    await flush()
+    clock.advance(200)
+    await flush()
+    await expect(first).rejects.toThrow()
+    const second = watch(outer(Deadline.after(1000, { clock })))
+    await flush()
+    open()
+    await flush()
+    await flush()
+    expect(started).toBe(1)
+    expect(second).toEqual({ settled: true, value: 'sent 1' })
+  })
+
   it('a runTurns tool that wraps its work in sideEffect(context.key, fn, context) runs it once and the run answers', async () => {
     let sent = 0
     const clock = new ManualClock()
