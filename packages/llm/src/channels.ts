@@ -97,9 +97,10 @@ export interface LlmAttemptMessage {
   /**
    * For a streamed attempt whose first token came (a success, or a stream
    * broken or stopped after it): the time from sending the request to that
-   * token, in ms — the first chunk that carried output (text, thinking, a
-   * tool call), not the role-only or `message_start` frames before it, nor
-   * keep-alive comments: what `firstTokenTimeoutMs` waits for.
+   * token, in ms — the first chunk that carried output (text, thinking —
+   * Anthropic's `redacted_thinking` too —, a tool call), not the role-only
+   * or `message_start` frames before it, nor keep-alive comments: what
+   * `firstTokenTimeoutMs` waits for.
    */
   firstTokenMs?: number | undefined
   /** When an answer came: `ChatResponse.systemFingerprint` (OpenAI-compatible dialects), when said. */

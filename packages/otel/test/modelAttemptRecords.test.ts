@@ -831,39 +831,58 @@ describe("gen_ai.provider.name: the provider, never the adapter's name (the gate
  */
 describe('a streamed attempt', () => {
   it('says gen_ai.request.stream and its time to first chunk in s, on its span and metric; a whole answer says neither', async () => {
-    // The fake holds its first token on a clock of its own; llm's moves 1.5 s meanwhile.
+    // The fake holds its tokens on a clock of its own; llm's moves meanwhile:
+    // 0.3 s of retry wait, 1.5 s to the first token, 0.5 s to the second.
     const fakeClock = new ManualClock()
     const fake = await startFakeProvider({ dialect: 'openai', clock: fakeClock })
     providers.push(fake)
-    fake.enqueue(reply.text('one two', { firstTokenDelayMs: 10 }), reply.text('whole'))
+    fake.enqueue(
+      openAIErrors.serverError(),
+      reply.text('one two', { firstTokenDelayMs: 10, tokenDelayMs: 10 }),
+      reply.text('whole'),
+    )
     const model = openAICompatible({ baseURL: fake.baseURL, apiKey: 'sk-a', model: 'gpt-x' })
     const clock = new ManualClock()
+    let attempts = 0
     const { chats } = await underCaller(async () => {
       using deadline = Deadline.after(60_000, { clock })
       const stream = callModel({
         models: [model],
         request: { ...request, stream: true },
         deadline,
-        ...once,
+        retry: {
+          delay: { baseDelayMs: 300, maxDelayMs: 300, jitterRatio: 0, random: () => 0 },
+          budgets: false,
+        },
+        limits: { admission: false },
+        onAttempt: () => attempts++,
       })
-      // The request is out and the fake holds its first token.
-      await expect.poll(() => fakeClock.pendingTimers).toBe(1)
+      // The 500 is out and its retry waits on llm's clock: no part of the streamed attempt.
+      await expect.poll(() => attempts, { interval: 1 }).toBe(1)
+      clock.advance(300)
+      // The retry is out and the fake holds its first token.
+      await expect.poll(() => fakeClock.pendingTimers, { interval: 1 }).toBe(1)
       clock.advance(1_500)
       fakeClock.advance(10)
-      for await (const _event of stream) {
+      for await (const event of stream) {
+        if (event.type !== 'text' || event.text !== 'one') continue
+        await expect.poll(() => fakeClock.pendingTimers, { interval: 1 }).toBe(1)
+        clock.advance(500)
+        fakeClock.advance(10)
       }
       await callModel({ models: [model], request, deadline, ...once })
     })
     await model.close?.()
-    expect(chats).toHaveLength(2)
-    expect(chats[0]?.attributes).toMatchObject({
+    expect(chats).toHaveLength(3)
+    expect(chats[1]?.attributes).toMatchObject({
       'hourglass.llm.decision': 'success',
       'gen_ai.request.stream': true,
       'gen_ai.response.time_to_first_chunk': 1.5,
     })
-    expect(chats[1]?.attributes['hourglass.llm.decision']).toBe('success')
-    expect(chats[1]?.attributes).not.toHaveProperty('gen_ai.request.stream')
-    expect(chats[1]?.attributes).not.toHaveProperty('gen_ai.response.time_to_first_chunk')
+    expect(chats[0]?.attributes).not.toHaveProperty('gen_ai.response.time_to_first_chunk')
+    expect(chats[2]?.attributes['hourglass.llm.decision']).toBe('success')
+    expect(chats[2]?.attributes).not.toHaveProperty('gen_ai.request.stream')
+    expect(chats[2]?.attributes).not.toHaveProperty('gen_ai.response.time_to_first_chunk')
     const firstChunk = 'gen_ai.client.operation.time_to_first_chunk'
     expect(await otel.unit(firstChunk)).toBe('s')
     const points = await otel.points(firstChunk)
@@ -888,6 +907,14 @@ describe('a streamed attempt', () => {
         1,
       ],
     ])
+    // The answered attempts' durations: the stream's 2 s to its end (the
+    // whole answer's 0 s beside it) — not its time to first chunk.
+    const durations = await otel.points('gen_ai.client.operation.duration')
+    expect(
+      durations
+        .filter((p) => p.attributes['error.type'] === undefined)
+        .map((p) => [(p.value as { sum: number }).sum, (p.value as { count: number }).count]),
+    ).toEqual([[2, 2]])
   })
 })
 

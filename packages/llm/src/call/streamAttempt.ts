@@ -146,11 +146,11 @@ export async function streamAttempt(options: StreamAttemptOptions): Promise<Send
         graceTimer = undefined
       }
       // Anthropic's redacted thinking comes whole once the model has thought:
-      // output it generated (and bills), as thinking deltas are, so the
-      // first-token timer stops. Left running, an answer whose reasoning came
+      // output it generated (and bills), as thinking deltas are, so it is a
+      // first token (`StreamCollector`): the timer stops and `firstTokenMs`
+      // is taken there. Left running, an answer whose reasoning came
       // redacted failed as "no token" while its text was on the way — where
       // the same answer with its thinking in the clear succeeded.
-      if (event.type === 'signature' && event.redacted === true) stopTimer()
       if (!collector.sawToken) {
         held.push(event)
         continue

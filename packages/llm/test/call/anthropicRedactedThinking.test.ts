@@ -1,8 +1,11 @@
+import { Deadline, ManualClock } from '@hourglass/core'
 import { faultServer } from '@hourglass/testkit'
 import { afterEach, describe, expect, it } from 'vitest'
 import { anthropic } from '../../src/adapters/anthropic.js'
+import type { AttemptRecord } from '../../src/call/AttemptRecord.js'
 import { callModel } from '../../src/call/callModel.js'
 import type { ChatResponse } from '../../src/types.js'
+import { rawServer } from '../adapters/support/rawServer.js'
 import { useFakes, user } from './support/fakes.js'
 
 const fakes = useFakes()
@@ -135,4 +138,92 @@ describe('Anthropic redacted thinking', () => {
       })
     },
   )
+
+  it('is the first token: firstTokenMs is its time, what stopped firstTokenTimeoutMs, not the answer’s after it', async () => {
+    const clock = new ManualClock()
+    let think: () => void = () => {}
+    let answer: () => void = () => {}
+    const thought = new Promise<void>((resolve) => {
+      think = resolve
+    })
+    const answered = new Promise<void>((resolve) => {
+      answer = resolve
+    })
+    let sent: () => void = () => {}
+    const asked = new Promise<void>((resolve) => {
+      sent = resolve
+    })
+    const server = await rawServer(async (req, res) => {
+      req.resume()
+      res.writeHead(200, { 'content-type': 'text/event-stream' })
+      res.write(streamed.slice(0, streamed.indexOf('event: content_block_start')))
+      sent()
+      await thought
+      // The reasoning, redacted, comes whole: then the model writes its answer.
+      const tool = streamed.indexOf('event: content_block_start', streamed.indexOf(DATA))
+      res.write(streamed.slice(streamed.indexOf('event: content_block_start'), tool))
+      await answered
+      res.end(streamed.slice(tool))
+    })
+    servers.push({ close: async () => server.close() })
+    const model = fakes.adapter(
+      anthropic({ baseURL: server.baseURL.replace(/\/v1$/, ''), apiKey: 'sk', model: 'claude' }),
+    )
+    const records: AttemptRecord[] = []
+    using deadline = Deadline.after(60_000, { clock })
+    const call = callModel({
+      models: [model],
+      request: { messages: [user('Weather in Paris?')], maxTokens: 64, stream: true },
+      deadline,
+      firstTokenTimeoutMs: 10_000,
+      limits: { admission: false },
+      onAttempt: (r) => records.push(r),
+    })
+    const read = (async () => {
+      const types: string[] = []
+      for await (const event of call) types.push(event.type)
+      return types
+    })()
+    await asked
+    const armed = clock.pendingTimers
+    clock.advance(200)
+    think()
+    // The first-token timer stops at the redacted block: the model is answering.
+    await expect.poll(() => clock.pendingTimers, { interval: 1 }).toBeLessThan(armed)
+    clock.advance(500)
+    answer()
+    expect(await read).toEqual(['signature', 'tool_call', 'tool_call', 'finish'])
+    // Before: 700, the tool call's time (the timer had stopped at 200).
+    expect(records.map((r) => [r.decision, r.firstTokenMs, r.latencyMs])).toEqual([
+      ['success', 200, 700],
+    ])
+  })
+  it('ends, with message_stop and no stop reason, as an answer whose finish the stream says', async () => {
+    // Only the redacted reasoning, then message_stop (no message_delta): as
+    // thinking in the clear would end, an answer of `unknown` finish.
+    const body =
+      streamed.slice(0, streamed.indexOf('event: content_block_start', streamed.indexOf(DATA))) +
+      event('message_stop', {})
+    const server = await faultServer(() => ({
+      type: 'respond',
+      headers: { 'content-type': 'text/event-stream' },
+      body,
+    }))
+    servers.push(server)
+    const model = fakes.adapter(anthropic({ baseURL: server.url, apiKey: 'sk', model: 'claude' }))
+    const call = callModel({
+      models: [model],
+      request: { messages: [user('Weather in Paris?')], maxTokens: 64, stream: true },
+      retry: { maxAttempts: 1 },
+      limits: { admission: false },
+    })
+    const types: string[] = []
+    for await (const e of call) types.push(e.type)
+    // Before: the redacted block went out, then the stream ended with no finish event.
+    expect(types).toEqual(['signature', 'finish'])
+    expect(await call.result).toMatchObject({
+      finishReason: 'unknown',
+      content: [{ type: 'thinking', thinking: '', signature: DATA, redacted: true }],
+    })
+  })
 })

@@ -52,10 +52,14 @@ describe('the attempt message names where the request went and what it asked', (
 
   it('a stream says stream: true and its firstTokenMs; a failed attempt its providerRequestId, on the channel as on the record', async () => {
     diagnostics.subscribe('hourglass:llm:attempt', onMessage)
-    // The fake holds its first token on a clock of its own; llm's moves 700 ms meanwhile.
+    // The fake holds its tokens on a clock of its own; llm's moves meanwhile:
+    // 300 ms of retry wait, 700 ms to the first token, 500 ms to the second.
     const fakeClock = new ManualClock()
     const fake = await fakes.start({ dialect: 'openai', clock: fakeClock })
-    fake.enqueue(openAIErrors.serverError(), reply.text('one two', { firstTokenDelayMs: 10 }))
+    fake.enqueue(
+      openAIErrors.serverError(),
+      reply.text('one two', { firstTokenDelayMs: 10, tokenDelayMs: 10 }),
+    )
     const model = fakes.adapter(
       openAICompatible({ baseURL: fake.baseURL, apiKey: 'sk', model: 'gpt-4o' }),
     )
@@ -66,25 +70,37 @@ describe('the attempt message names where the request went and what it asked', (
       models: [model],
       request: { messages: [user('hi')], maxTokens: 16, stream: true },
       deadline,
-      retry: { delay: { baseDelayMs: 0, maxDelayMs: 0, random: () => 0 }, budgets: false },
+      retry: {
+        delay: { baseDelayMs: 300, maxDelayMs: 300, jitterRatio: 0, random: () => 0 },
+        budgets: false,
+      },
       limits: { admission: false },
       onAttempt: (r) => records.push(r),
     })
-    // The 500 is out; the retry is sent and its first token held.
-    await expect.poll(() => fakeClock.pendingTimers).toBe(1)
+    // The 500 is out and its retry waits 300 ms on llm's clock: not the streamed attempt's time.
+    await expect.poll(() => messages.length, { interval: 1 }).toBe(1)
+    clock.advance(300)
+    // The retry is sent and its first token held.
+    await expect.poll(() => fakeClock.pendingTimers, { interval: 1 }).toBe(1)
     clock.advance(700)
     fakeClock.advance(10)
-    for await (const _event of stream) {
+    for await (const event of stream) {
+      if (event.type !== 'text' || event.text !== 'one') continue
+      // The first token is in: the rest of the answer takes 500 ms more.
+      await expect.poll(() => fakeClock.pendingTimers, { interval: 1 }).toBe(1)
+      clock.advance(500)
+      fakeClock.advance(10)
     }
     expect(
-      messages.map((m) => [m.decision, m.stream, m.providerRequestId, m.firstTokenMs]),
+      messages.map((m) => [m.decision, m.stream, m.providerRequestId, m.firstTokenMs, m.latencyMs]),
     ).toEqual([
-      ['retry', true, 'req_fake500', undefined],
-      ['success', true, undefined, 700],
+      ['retry', true, 'req_fake500', undefined, 0],
+      // From sending to the first token — not to the stream's end (1200), nor from before the wait (1000).
+      ['success', true, undefined, 700, 1200],
     ])
-    expect(records.map((r) => [r.providerRequestId, r.firstTokenMs])).toEqual([
-      ['req_fake500', undefined],
-      [undefined, 700],
+    expect(records.map((r) => [r.providerRequestId, r.firstTokenMs, r.latencyMs])).toEqual([
+      ['req_fake500', undefined, 0],
+      [undefined, 700, 1200],
     ])
     // A whole answer is no stream.
     fake.enqueue(reply.text('ok'))

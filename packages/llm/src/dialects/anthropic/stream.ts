@@ -119,9 +119,13 @@ export function createAnthropicStreamParser(): StreamParser {
           // Encrypted reasoning comes whole, in its start: kept as a whole
           // answer keeps it, or the next turn's tool_use lacks the reasoning
           // before it (Anthropic refuses that history while thinking is on).
+          // Content, as thinking in the clear is: a first token (`StreamCollector`),
+          // so `message_stop` after it ends an answer, with its finish.
           if (blockType === 'redacted_thinking') {
             const data = getString(block, 'data')
-            return data ? [{ type: 'signature', signature: data, redacted: true }] : []
+            if (!data) return []
+            sawContent = true
+            return [{ type: 'signature', signature: data, redacted: true }]
           }
           // A block's start is its first piece, not only its type: Anthropic
           // opens each one empty, but an Anthropic-compatible server
