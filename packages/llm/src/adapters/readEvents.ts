@@ -179,6 +179,22 @@ export async function* readEvents(
     // event that cannot be read is no verdict, but bytes lost on the way.
     const failure = isMalformedReply(thrown) ? unreadable(context, thrown) : thrown
     const verdict = classifyThrown(failure, { ...context, signal: send.signal }, 200, true)
+    // The deadline reached while the parser holds the finish back (within
+    // END_GRACE_MS of the stop reason, its usage or end marker not come)
+    // ended an answer that was whole: its finish goes out, as after a cut
+    // below and as a deadline after a delivered finish is (`streamAttempt`).
+    // Rethrown, the stop reason lost the answer to the deadline, which a
+    // usage chunk sent in time would have saved. A stop on `send.signal`
+    // (the caller's, a timer of the attempt's) still passes through.
+    if (
+      parser.finishing === true &&
+      !finished &&
+      !send.signal.aborted &&
+      send.deadline?.expired === true
+    ) {
+      for (const event of parser.end()) yield event
+      return
+    }
     if ('rethrow' in verdict) throw verdict.rethrow
     // A connection cut while the parser holds the finish back (its stop
     // reason came: Anthropic's `message_delta`, OpenAI's `finish_reason`;

@@ -246,4 +246,78 @@ describe('a stream whose stop reason came, but not the rest, ends after the grac
       server.close()
     }
   })
+  it.each([
+    [
+      'openai: the deadline ends within the grace after the finish_reason chunk',
+      'openai',
+      OPENAI_NO_USAGE,
+    ],
+    [
+      'anthropic: the deadline ends within the grace after message_delta',
+      'anthropic',
+      ANTHROPIC_NO_STOP,
+    ],
+  ] as const)('%s: the answer, not deadline_exceeded', async (_, wire, frames) => {
+    // The answer, then its stop reason only when the test says.
+    let stopReason: () => void = () => {}
+    const stopped = new Promise<void>((resolve) => {
+      stopReason = resolve
+    })
+    const server = await rawServer(async (req, res) => {
+      req.resume()
+      res.writeHead(200, { 'content-type': 'text/event-stream' })
+      const at = frames.findIndex((frame) => frame.includes('_reason":"'))
+      for (const frame of frames.slice(0, at)) res.write(frame)
+      await stopped
+      for (const frame of frames.slice(at)) res.write(frame)
+      // and never res.end()
+    })
+    try {
+      const clock = new WaitClock()
+      const deadline = Deadline.after(5000, { clock })
+      const options = { baseURL: server.baseURL, apiKey: 'sk-test-0123456789abcdef', model: 'm' }
+      const model = fakes.adapter(
+        wire === 'openai'
+          ? openAICompatible(options)
+          : anthropic({ ...options, baseURL: server.baseURL.replace(/\/v1$/, '') }),
+      )
+      const stream = callModel({
+        models: [model],
+        deadline,
+        request: { messages: [user('Hi')], maxTokens: 10, stream: true },
+        limits: { admission: false },
+      })
+      const types: string[] = []
+      let texted: () => void = () => {}
+      const text = new Promise<void>((resolve) => {
+        texted = resolve
+      })
+      const read = (async () => {
+        for await (const event of stream) {
+          types.push(event.type)
+          if (event.type === 'text') texted()
+        }
+      })()
+      await text
+      // The stop reason comes 500 ms before the deadline; the grace is armed.
+      clock.advance(4500)
+      const armed = new Promise<void>((resolve) => {
+        const stop = clock.onChange(() => {
+          if (clock.pendingWaits > 0) {
+            stop()
+            resolve()
+          }
+        })
+      })
+      stopReason()
+      await armed
+      clock.advance(END_GRACE_MS - 1)
+      // Before: STREAM_INTERRUPTED, its cause the deadline — the answer lost.
+      await read
+      expect(types).toEqual(['text', 'finish'])
+      expect(await stream.result).toMatchObject({ text: 'Hello', finishReason: 'stop' })
+    } finally {
+      server.close()
+    }
+  })
 })
