@@ -51,7 +51,12 @@ describe.skipIf(!available)('a delay refused under a request', () => {
       server.closeAllConnections()
     })
     const { port } = server.address() as AddressInfo
-    const res = await fetch(`http://127.0.0.1:${port}/remind`, { method: 'POST' })
+    // The caller's own budget (a header), as `defaultMs`: only its end says
+    // `x-deadline-expired` (a cap of the server's own does not).
+    const res = await fetch(`http://127.0.0.1:${port}/remind`, {
+      method: 'POST',
+      headers: { 'x-deadline-remaining-ms': String(options?.defaultMs ?? 2000) },
+    })
     return { res, passedOn, expired, queue }
   }
 

@@ -192,7 +192,8 @@ describe.skipIf(!available)(
         },
         { defaultMs: 1000, clock },
       )
-      const res = await fetch(url)
+      // The caller's own budget (a header): only its end says x-deadline-expired.
+      const res = await fetch(url, { headers: { 'x-deadline-remaining-ms': '1000' } })
       expect(res.status).toBe(504)
       expect(res.headers.get('x-deadline-expired')).toBe('1')
       expect(expired).toHaveLength(1)

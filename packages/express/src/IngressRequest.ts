@@ -112,6 +112,12 @@ export class IngressRequest {
   readonly plan: SlicePlan | undefined
   /** The request's budget (inbound or default, clamped), in ms; the handler gets `reserveMs` less. */
   readonly budgetMs: number
+  /**
+   * The budget is the caller's: a trusted header's, not cut by `maxMs` (nor
+   * `defaultMs`, for a request that sent none). Only then does the answer
+   * at its end say the caller's budget is gone (see `markNoRetry`).
+   */
+  readonly callersBudget: boolean
   readonly #options: ResolvedOptions
   #expiredOnArrival = false
   /** Made only when 'finish' is listened to (see `start`): removed in `#finish`. */
@@ -141,10 +147,12 @@ export class IngressRequest {
     res: ServerResponse,
     options: ResolvedOptions,
     budgetMs: number,
+    callersBudget: boolean,
   ) {
     this.req = req
     this.res = res
     this.budgetMs = budgetMs
+    this.callersBudget = callersBudget
     this.#options = options
     // Adaptive on the real clock; the floor on a ManualClock (core's rule).
     const reserveMs = options.reserveMs ?? defaultReserveMs(options.clock)
@@ -577,9 +585,10 @@ export class IngressRequest {
       // The wire's word that this answer is the deadline's, whatever its
       // shape: a caller seeing it does not retry (its budget is gone too).
       // Without it a caller retrying 504s sent the spent request again
-      // (the SDKs read `x-should-retry`: markNoRetry sets both).
-      // Set first: respond may still remove it.
-      markNoRetry(this.res)
+      // (the SDKs read `x-should-retry`: markNoRetry sets both; only the
+      // latter for a cap of this server's own, see `callersBudget`).
+      // Set first: respond may still change it.
+      markNoRetry(this.res, this.callersBudget)
       const error = isDeadlineExceeded(reason)
         ? asRequestExpiry(reason, this.budgetMs, elapsedMs, slice, this.deadline)
         : new DeadlineExceededError({ budgetMs: this.budgetMs, elapsedMs, slice })
@@ -606,6 +615,7 @@ export class IngressRequest {
       this.req.method,
       { budgetMs: this.budgetMs, elapsedMs, slice },
       this.#givenBefore,
+      this.callersBudget,
     )
     // A started stream that was ended, not destroyed: its end may never
     // leave. A client that stopped reading with less than the socket's

@@ -57,7 +57,11 @@ export function deadline(
       expressChannels.invalidHeader.publish(() => event)
       callHook(resolved.onInvalidHeader, event)
     }
-    const ingress = new IngressRequest(req, res, resolved, read.ms ?? resolved.defaultMs)
+    // The caller's own budget unless `maxMs` cut it or none came (`defaultMs`):
+    // only its end tells the caller its budget is gone (no `minMs` here, so
+    // `clamped` is a cut).
+    const callers = read.source !== undefined && !read.clamped
+    const ingress = new IngressRequest(req, res, resolved, read.ms ?? resolved.defaultMs, callers)
     // In observe mode `strict` reports only (the invalid-header event and
     // hook above): dark mode measures and never changes an answer, and a
     // rollout that answered 400 refused the very traffic it was measuring.

@@ -167,7 +167,15 @@ export function deadlineErrors(...misuse: never[]): ErrorRequestHandler {
     const endedBefore = res.writableEnded
     // Under an observing deadline(), a response that wrote all the length it
     // declared is ended, not destroyed (see `wholeBodyGiven`).
-    const action = writeExpired(res, req.method, reason, ingress?.givenBefore)
+    // Under an observing deadline() whose budget is a cap of the server's
+    // own, the answer does not say the caller's is gone (see `markNoRetry`).
+    const action = writeExpired(
+      res,
+      req.method,
+      reason,
+      ingress?.givenBefore,
+      ingress?.callersBudget ?? true,
+    )
     if (action === 'ended' && !endedBefore) {
       fromItsTurn(res, () => destroyIfEndStalls(res), 'finish')
     } else if (action === '504') {

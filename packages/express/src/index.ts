@@ -1,3 +1,4 @@
+export { callersBudget } from './callersBudget.js'
 export {
   expressChannels,
   type IngressClientClosedMessage,

@@ -36,7 +36,8 @@ describe.each(majors)('the answer to an expired request is framed ($name)', (maj
     const agent = client({ connections: 1 })
     const answer = request(server.url, {
       dispatcher: agent,
-      headers: { 'accept-encoding': 'gzip' },
+      // The caller's budget (the defaultMs's size): its 504 says it is gone.
+      headers: { 'accept-encoding': 'gzip', 'x-deadline-remaining-ms': '1000' },
     })
     await entered
     clock.advance(990)

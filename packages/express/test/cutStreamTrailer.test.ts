@@ -12,6 +12,10 @@ import { aborted, client, listen, majors, type Running } from './support/servers
 // head said 200 and the caller read a shorter body it could not tell from
 // a whole answer (an empty 200 after a `flushHeaders()`). Its last chunk
 // now says the deadline cut it, in the trailer section: `x-deadline-expired: 1`.
+// The caller's deadline, so each request sends its budget: a cap of the
+// server's own (defaultMs, maxMs) ends the stream without it
+// (boundary.test.ts), as its 504 goes without the header.
+const CALLERS = { 'x-deadline-remaining-ms': '100' }
 
 describe.each(majors)('a chunked response the deadline ends ($name)', (major) => {
   let server: Running | undefined
@@ -62,7 +66,7 @@ describe.each(majors)('a chunked response the deadline ends ($name)', (major) =>
     async ({ start, body }) => {
       const running = await serve(start)
       const agent = client({ connections: 1 })
-      const res = await request(`${running.url}/feed`, { dispatcher: agent })
+      const res = await request(`${running.url}/feed`, { dispatcher: agent, headers: CALLERS })
       expect(res.statusCode).toBe(200)
       expect(await res.body.text()).toBe(body)
       expect(res.trailers).toEqual({ 'x-deadline-expired': '1' })
@@ -80,7 +84,7 @@ describe.each(majors)('a chunked response the deadline ends ($name)', (major) =>
       res.addTrailers({ 'server-timing': 'db;dur=12' })
     })
     const agent = client({ connections: 1 })
-    const res = await request(`${running.url}/feed`, { dispatcher: agent })
+    const res = await request(`${running.url}/feed`, { dispatcher: agent, headers: CALLERS })
     expect(await res.body.text()).toBe('part')
     expect(res.trailers).toEqual({ 'server-timing': 'db;dur=12', 'x-deadline-expired': '1' })
     await agent.close()
@@ -102,7 +106,7 @@ describe('a stream the deadline ends on an HTTP/2 compat server', () => {
     await once(server, 'listening')
     const session = http2.connect(`http://127.0.0.1:${(server.address() as AddressInfo).port}`)
     try {
-      const stream = session.request({ ':path': '/feed' })
+      const stream = session.request({ ':path': '/feed', ...CALLERS })
       stream.setEncoding('utf8')
       let body = ''
       stream.on('data', (chunk: string) => {

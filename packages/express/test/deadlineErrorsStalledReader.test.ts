@@ -79,7 +79,11 @@ describe.each(majors)(
       socket.on('error', () => {})
       await once(socket, 'connect')
       socket.pause() // reads nothing
-      socket.write('GET /events HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n')
+      // A budget of the caller's: under deadline()'s own defaultMs the end
+      // would carry no `x-deadline-expired` trailer.
+      socket.write(
+        'GET /events HTTP/1.1\r\nhost: 127.0.0.1\r\nx-deadline-remaining-ms: 2000\r\n\r\n',
+      )
       // The case at hand: nothing says the client stopped reading.
       expect(await full.promise).toBe(false)
       return { socket, served: server.connections[0] as Socket }

@@ -44,7 +44,8 @@ describe('a 504 on an HTTP/2 compat server', () => {
         session.destroy()
         server.close()
       }
-      const stream = session.request({ ':path': '/slow' })
+      // The caller's budget (defaultMs's size): its 504 says it is gone.
+      const stream = session.request({ ':path': '/slow', 'x-deadline-remaining-ms': '60' })
       const [headers] = (await once(stream, 'response')) as [http2.IncomingHttpHeaders]
       stream.resume()
       await once(stream, 'end')

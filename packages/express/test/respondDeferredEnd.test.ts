@@ -66,7 +66,11 @@ describe.each(majors)(
           })
           app.use(deadlineErrors())
           server = await listen(app)
-          const answer = request(server.url, { dispatcher: agent })
+          // The caller's budget (defaultMs's size): its 504 says it is gone.
+          const answer = request(server.url, {
+            dispatcher: agent,
+            headers: { 'x-deadline-remaining-ms': '1000' },
+          })
           await entered.promise
           clock.advance(viaErrors ? 100 : 990)
           const res = await answer

@@ -36,7 +36,12 @@ describe.each(majors)("respond's answer to the deadline ($name)", (major) => {
     })
     await onArrival.body.dump()
 
-    const pending = request(server.url, { dispatcher: agent })
+    // The caller's budget: under the server's own defaultMs the 504 would
+    // not say the caller's is gone (ownCapNotCallers.test.ts).
+    const pending = request(server.url, {
+      headers: { 'x-deadline-remaining-ms': '1000' },
+      dispatcher: agent,
+    })
     await entered.promise
     clock.advance(990)
     const atDeadline = await pending

@@ -8,6 +8,7 @@ import {
 } from '@grpc/grpc-js'
 import {
   ClientClosedError,
+  DEADLINE_EXPIRED_HEADER,
   Deadline,
   DeadlineExceededError,
   type DeadlineSource,
@@ -27,12 +28,14 @@ import {
   grpcChannels,
 } from './channels.js'
 import { attachDeadline } from './deadlineOf.js'
-import { type ExpiredBudget, expiredStatus } from './expiredStatus.js'
+import { callersBudget, type ExpiredBudget, expiredStatus } from './expiredStatus.js'
 import { metadataHeaders } from './metadataHeaders.js'
 import type { ResolvedServerOptions } from './serverOptions.js'
 import { markUnboundedStream } from './unboundedStream.js'
 
 const NONE: readonly never[] = []
+
+type SentStatus = Parameters<FullResponder['sendStatus']>[0]
 
 /** How early grpc-js's own deadline timer may fire against the wall clock, ms. */
 const GRPC_TIMER_SLACK_MS = 5
@@ -154,8 +157,26 @@ export class ServerCall {
       // written goes out trailers-only and grpc-js ends the stream the next
       // tick, before a released half-close's `end` fires (README, step 5).
       this.#releaseHalfClose()
-      next(sent)
+      next(this.#withoutCallersMark(sent))
     },
+  }
+
+  /**
+   * A status of the handler's that says the caller's budget is gone (the
+   * `x-deadline-expired` trailer: `deadlineErrors()` answering the handler's
+   * deadline, or a backend's status relayed by hand) on a call whose budget
+   * was this server's own cap (`maxMs` cut what it sent, or `defaultMs`):
+   * the caller's may have most of its time left, so the mark goes, as our
+   * own answer leaves it out (see `callersBudget`).
+   */
+  #withoutCallersMark(sent: SentStatus): SentStatus {
+    const metadata = sent.metadata
+    const read = this.#read
+    if (read === undefined || callersBudget(read) || !metadata) return sent
+    if (metadata.get(DEADLINE_EXPIRED_HEADER).length === 0) return sent
+    const kept = metadata.clone()
+    kept.remove(DEADLINE_EXPIRED_HEADER)
+    return { ...sent, metadata: kept }
   }
 
   #arrive(metadata: Metadata, next: (metadata: Metadata) => void): void {

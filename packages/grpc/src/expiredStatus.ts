@@ -7,8 +7,8 @@ import {
 } from '@hourglass/core'
 
 /**
- * The trailer of every `DEADLINE_EXCEEDED` Hourglass sends, like the 504's
- * header: the caller's budget is gone too, so it must not retry.
+ * The trailer of a `DEADLINE_EXCEEDED` for the caller's own budget, like the
+ * 504's header: the caller's budget is gone too, so it must not retry.
  */
 export function expiredTrailer(): Metadata {
   const trailer = new Metadata()
@@ -35,6 +35,17 @@ export interface ExpiredBudget {
 }
 
 /**
+ * The budget that ran out is the one the caller sent (its trusted header,
+ * less the reserve), not a cap of the server's own: `maxMs` cutting what it
+ * sent, or `defaultMs` when it sent none this server trusts. Only then does
+ * the answer say the caller's budget is gone (`x-deadline-expired`): a
+ * caller cut at 30 s by `maxMs` with 30 s of its own left may try again.
+ */
+export function callersBudget(budget: Pick<ExpiredBudget, 'source' | 'clamped'>): boolean {
+  return budget.source !== undefined && !budget.clamped
+}
+
+/**
  * The status the server interceptor answers with when a call's time runs out.
  * The details start with core's `DeadlineExceededError` message for the
  * handler's deadline (the reason its signal aborted with); its two numbers
@@ -43,7 +54,8 @@ export interface ExpiredBudget {
  * `defaultMs` and why: none sent, one not trusted, one malformed), then the
  * reserve kept back. Told "the 300 ms left when the call arrived", a caller
  * that sent 5000 ms (cut to maxMs), or one whose header was not trusted,
- * could not tell what to fix.
+ * could not tell what to fix. The trailer `x-deadline-expired: 1` only when
+ * that budget was the caller's (`callersBudget`).
  */
 export function expiredStatus(
   expired: DeadlineExceededError,
@@ -62,7 +74,10 @@ export function expiredStatus(
   return {
     code: status.DEADLINE_EXCEEDED,
     details: `${expired.message} (the ${Math.round(budget.ms)} ms ${cameFrom(budget)}${held}${reserve})`,
-    metadata: expiredTrailer(),
+    // Our own cap's: no trailer. With it, a caller 200 ms into its 5 s took
+    // the status for its own expiry (an Express edge answered 504 "do not
+    // retry" with 4.8 s left).
+    metadata: callersBudget(budget) ? expiredTrailer() : new Metadata(),
   }
 }
 

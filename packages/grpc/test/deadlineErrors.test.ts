@@ -83,7 +83,9 @@ describe('deadlineErrors: the deadline errors become gRPC statuses', () => {
           .then(() => callback(null, {}), callback)
       },
     })
-    const result = await unary(work, {})
+    // A budget of the caller's: under the server's own defaultMs the trailer
+    // would not go (ownDeadlineNotCallers.test.ts).
+    const result = await unary(work, {}, { deadline: Date.now() + 5000 })
     expect(result.error?.code).toBe(status.DEADLINE_EXCEEDED)
     expect(result.error?.details).toMatch(/^deadline exceeded in slice "lookup"/)
     expect(result.error?.metadata.get('x-deadline-expired')).toEqual(['1'])
@@ -172,7 +174,10 @@ describe('deadlineErrors: the deadline errors become gRPC statuses', () => {
     })
     const failed = (kind: string) =>
       new Promise<ServiceError>((resolve) =>
-        work.serverStream({ kind }, new Metadata(), {}).on('error', resolve),
+        // A caller's budget: the trailer says it is gone (not under defaultMs).
+        work
+          .serverStream({ kind }, new Metadata(), { deadline: Date.now() + 5000 })
+          .on('error', resolve),
       )
     const [deadline, closed, notFound] = await Promise.all([
       failed('deadline'),

@@ -5,6 +5,7 @@ import {
   Deadline,
   isDeadlineExceeded,
   isExpiryOf,
+  ManualClock,
   runWithDeadline,
 } from '@hourglass/core'
 import { afterEach, describe, expect, it, onTestFinished } from 'vitest'
@@ -115,5 +116,90 @@ describe("a DEADLINE_EXCEEDED under a gRPC deadline that was not the caller's (a
     const { error } = await runWithDeadline(request, () => unary(work, {}))
     expect(error?.code).toBe(status.DEADLINE_EXCEEDED)
     expect(isExpiryOf(fromGrpcError(error), request)).toBe(true)
+  })
+})
+
+// The wire says a DEADLINE_EXCEEDED with `x-deadline-expired: 1` is the
+// caller's budget gone too. A server's own cap is not: `maxMs` below what
+// the caller sent, or `defaultMs` for a call that sent none. With the
+// trailer, a caller with 5 s cut at 200 ms by `maxMs` took the status for
+// its own expiry (isExpiryOf true with 4.8 s left: an Express edge answered
+// 504 "do not retry").
+describe("the server's own cap running out is not the caller's expiry: DEADLINE_EXCEEDED without the trailer", () => {
+  /** A server on a ManualClock whose handler never answers; resolves once the handler runs. */
+  async function hungServer(options: Parameters<typeof deadlineServerInterceptor>[0]) {
+    let running: () => void = () => {}
+    const started = new Promise<void>((resolve) => {
+      running = resolve
+    })
+    server = await startServer({ unary: () => running() }, [deadlineServerInterceptor(options)])
+    // In an object: a promise returned from an async function would be awaited with it.
+    return { started }
+  }
+
+  it("maxMs below the caller's budget: no trailer, and not the caller's expiry", async () => {
+    const clock = new ManualClock()
+    const { started } = await hungServer({ clock, maxMs: 200, reserveMs: 10 })
+    client = connect(server!.address, [deadlineInterceptor()])
+    const request = Deadline.after(5000)
+    onTestFinished(() => request.dispose())
+    const pending = runWithDeadline(request, () => unary(client!, {}))
+    await started
+    clock.advance(190)
+    const { error } = await pending
+    expect(error?.code).toBe(status.DEADLINE_EXCEEDED)
+    expect(error?.details).toContain('this server allows a call (maxMs')
+    expect(error?.metadata.get('x-deadline-expired')).toEqual([])
+    const reason = fromGrpcError(error)
+    expect(isDeadlineExceeded(reason)).toBe(true)
+    expect(isExpiryOf(reason, request)).toBe(false)
+  })
+
+  it('defaultMs for a call that sent no deadline: no trailer', async () => {
+    const clock = new ManualClock()
+    const { started } = await hungServer({ clock, defaultMs: 200, reserveMs: 10 })
+    client = connect(server!.address)
+    const pending = unary(client, {})
+    await started
+    clock.advance(190)
+    const { error } = await pending
+    expect(error?.code).toBe(status.DEADLINE_EXCEEDED)
+    expect(error?.metadata.get('x-deadline-expired')).toEqual([])
+  })
+
+  it("the caller's own budget (its header, less the reserve) still sends the trailer: the caller's expiry", async () => {
+    const clock = new ManualClock()
+    const { started } = await hungServer({ clock, reserveMs: 10 })
+    client = connect(server!.address, [deadlineInterceptor()])
+    const request = Deadline.after(5000)
+    onTestFinished(() => request.dispose())
+    const pending = runWithDeadline(request, () => unary(client!, {}))
+    await started
+    clock.advance(5000)
+    const { error } = await pending
+    expect(error?.code).toBe(status.DEADLINE_EXCEEDED)
+    expect(error?.metadata.get('x-deadline-expired')).toEqual(['1'])
+    expect(isExpiryOf(fromGrpcError(error), request)).toBe(true)
+  })
+
+  it("a handler's status with the trailer, on a call under the server's own cap, goes out without it", async () => {
+    const trailer = new Metadata()
+    trailer.set('x-deadline-expired', '1')
+    trailer.set('x-kept', 'yes')
+    server = await startServer(
+      {
+        unary: (_call: unknown, callback: (error: unknown) => void) =>
+          callback({ code: status.DEADLINE_EXCEEDED, details: 'relayed', metadata: trailer }),
+      },
+      [deadlineServerInterceptor({ maxMs: 1000 })],
+    )
+    client = connect(server.address, [deadlineInterceptor()])
+    const request = Deadline.after(5000)
+    onTestFinished(() => request.dispose())
+    const { error } = await runWithDeadline(request, () => unary(client!, {}))
+    expect(error?.code).toBe(status.DEADLINE_EXCEEDED)
+    expect(error?.metadata.get('x-deadline-expired')).toEqual([])
+    expect(error?.metadata.get('x-kept')).toEqual(['yes'])
+    expect(isExpiryOf(fromGrpcError(error), request)).toBe(false)
   })
 })

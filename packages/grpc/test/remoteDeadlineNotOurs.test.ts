@@ -248,17 +248,19 @@ describe("a server's deadline error of its own while the call's deadline has its
     const clock = new ManualClock()
     const work = await serve(
       (_call, callback) => {
-        // The call's deadline (1000 ms less the 10 ms reserve) has 90 ms left.
+        // The call's deadline (the 1000 ms sent less the 10 ms reserve) has
+        // at most 90 ms left.
         clock.advance(900)
         expect(currentDeadline()!.remaining()).toBeLessThanOrEqual(MAX_RESERVE_MS)
         callback(
           markForeignExpiry(new DeadlineExceededError({ budgetMs: 300, elapsedMs: 300 })) as never,
         )
       },
-      // The client sends its 30 s default: the server's maxMs cuts it to 1000.
-      { clock, defaultMs: 1000, maxMs: 1000 },
+      { clock },
     )
-    const { error } = await unary(work, {})
+    // The caller's budget: under a cap of the server's own (maxMs) the
+    // trailer would not go (ownDeadlineNotCallers.test.ts).
+    const { error } = await unary(work, {}, { deadline: Date.now() + 1000 })
     expect(error?.code).toBe(status.DEADLINE_EXCEEDED)
     expect(error?.metadata.get('x-deadline-expired')).toEqual(['1'])
   })
