@@ -13,7 +13,7 @@ import { callHook } from '../callHook.js'
 import { clockOption } from '../clockOption.js'
 import { KeysRetiredError } from '../errors/KeysRetiredError.js'
 import { RateLimitedError } from '../errors/RateLimitedError.js'
-import { DEFAULT_MAX_RETRY_AFTER_MS } from '../retry/maxRetryAfter.js'
+import { DEFAULT_MAX_RETRY_AFTER_MS, hintSeconds } from '../retry/maxRetryAfter.js'
 import type { RateLimitedBy } from '../types.js'
 import { type AdmissionPermit, createPermit } from './AdmissionPermit.js'
 import { CooldownBook, modelScope } from './CooldownBook.js'
@@ -28,7 +28,13 @@ import { MemoryCooldownStore } from './MemoryCooldownStore.js'
 import type { CountedDecision, ProviderLimits } from './ProviderLimits.js'
 import { publishAdmission } from './publish.js'
 import { RedisCooldownStore } from './RedisCooldownStore.js'
-import type { AdmissionOutcome, Lane, ProbeToken, Slot } from './slot.js'
+import {
+  type AdmissionOutcome,
+  type Lane,
+  type ProbeToken,
+  type Slot,
+  serverWaitMs,
+} from './slot.js'
 import { followerDelayMs, joinLine, leaveLine, mayProbe, onChange, passProbes } from './waitLine.js'
 
 export interface AdmissionOptions {
@@ -165,6 +171,19 @@ export interface AdmissionRequest extends AdmissionTarget {
    * that does not fit the deadline. Default: no limit but the deadline.
    */
   maxWaitMs?: number | undefined
+  /**
+   * The longest wait a server asked for (`Retry-After`, reset headers,
+   * Gemini's `retryDelay`: the part of a cooldown its hint started) this
+   * caller takes, in ms — `callModel` passes its `retry.maxRetryAfterMs`
+   * (default 60 000). While every key is held longer by such a wait the
+   * request is refused at once with a `RateLimitedError` ("the provider
+   * asked for 30 s, beyond maxRetryAfterMs (5000 ms)"), as the call that met
+   * the 429 did not sleep it either; a key held no longer is waited for
+   * instead. Waits no server asked for (a backoff, an overload's, a
+   * `ProviderLimits` window, a probe in flight) are not bounded by it.
+   * Default: no limit but admission's own `maxRetryAfterMs`.
+   */
+  maxRetryAfterMs?: number | undefined
   /** The caller will fall back to another model when refused (reported as `fallback`, not `fail`). */
   hasFallback?: boolean | undefined
   /**
@@ -366,6 +385,7 @@ export class Admission {
     // again (the process spun), or past the caller's own cap.
     checkNumber('Admission.acquire', 'neededMs', request.neededMs)
     checkNumber('Admission.acquire', 'maxWaitMs', request.maxWaitMs)
+    checkNumber('Admission.acquire', 'maxRetryAfterMs', request.maxRetryAfterMs)
     checkNumber('Admission.acquire', 'waitingSince', request.waitingSince)
     if (typeof request.tokens !== 'function') {
       checkNumber('Admission.acquire', 'tokens', request.tokens)
@@ -384,6 +404,7 @@ export class Admission {
       if (deadline?.done && deadline.reason !== undefined) throw deadline.reason
     }
     let maxWaitMs = Math.max(0, request.maxWaitMs ?? Number.POSITIVE_INFINITY)
+    const maxRetryAfterMs = Math.max(0, request.maxRetryAfterMs ?? Number.POSITIVE_INFINITY)
     let hasFallback = request.hasFallback
     let reweigh = request.reweigh
     // A wait longer than the caller takes is in view: its models weighed again, once.
@@ -433,7 +454,7 @@ export class Admission {
           request.neededMs ??
             Math.max(request.minNeededMs ?? 0, this.neededMs(provider, request.endpoint)),
         )
-        const choice = chooseSlot(lanes, now, neededMs, this.#staggerMs)
+        let choice = chooseSlot(lanes, now, neededMs, this.#staggerMs)
         if (choice.kind === 'grant') {
           // Released by a probe's success: the followers go in the order they
           // came, spread over staggerMs instead of stampeding (waitLine.ts).
@@ -605,6 +626,50 @@ export class Admission {
             reason: kinds.every((k) => k === 'quota_exhausted') ? 'quota_exhausted' : 'auth',
             ...(forModel ? { model: request.model } : {}),
           })
+        }
+        // A wait a server asked for beyond what this caller takes: another
+        // key's wait within it is taken instead, else the call is refused at
+        // once — the call that met the 429 did not sleep it either
+        // (`decideRetry`: `retry-after-too-long`), and the next call with the
+        // same `retry.maxRetryAfterMs: 5000` waited the server's whole 30 s
+        // here. Not the whole wait capped: a backoff's or an overload's own
+        // wait is the call's to take, whatever its `maxRetryAfterMs`.
+        const askedMs = serverWaitMs(lanes[choice.index] as Lane, now)
+        if (askedMs > maxRetryAfterMs) {
+          const within: Lane[] = []
+          // When the soonest of the others comes within it: looked at again then.
+          let withinAt = Number.POSITIVE_INFINITY
+          for (const lane of lanes) {
+            const ms = serverWaitMs(lane, now)
+            if (ms <= maxRetryAfterMs) within.push(lane)
+            else withinAt = Math.min(withinAt, now + ms - maxRetryAfterMs)
+          }
+          const other = chooseSlot(within, now, neededMs, this.#staggerMs)
+          if (other.kind === 'wait') {
+            const index = lanes.indexOf(within[other.index] as Lane)
+            choice = { ...other, index, wakeAt: Math.min(other.wakeAt, withinAt) }
+          } else {
+            const waitMs = Math.max(0, choice.readyAt - now)
+            const laneOfWait = lanes[choice.index] as Lane
+            publishAdmission({
+              provider,
+              keyId: (laneOfWait[0] as Slot).keyId,
+              action: hasFallback ? 'fallback' : 'fail',
+              cause: 'cooldown',
+              waitMs,
+            })
+            const overloaded = overloadHolds(laneOfWait, now)
+            throw new RateLimitedError({
+              provider,
+              model: request.model,
+              kind: overloaded ? 'overloaded' : 'rate_limited',
+              limitedBy: overloaded ? undefined : coolingLimitedBy(lanes, now),
+              retryAfterMs: waitMs,
+              retryAtMs: this.#wall() + waitMs,
+              // Worded as the first call's refusal (`decideRetry`), so both read alike.
+              reason: `the provider asked for ${hintSeconds(Math.ceil(askedMs))}, beyond maxRetryAfterMs (${maxRetryAfterMs} ms); not waited`,
+            })
+          }
         }
         const remaining = enforcedRemaining(deadline)
         const waitMs = Math.max(0, choice.readyAt - now)

@@ -181,6 +181,7 @@ export class CooldownBook {
       current.untilMs = slot.untilMs
       current.limitedBy = slot.limitedBy
     }
+    current.serverUntilMs = Math.max(current.serverUntilMs, slot.serverUntilMs)
     if (slot.halfOpen && !current.halfOpen) {
       current.halfOpen = true
       current.coolingSince = slot.coolingSince
@@ -431,6 +432,11 @@ export class CooldownBook {
       slot.limitedBy = kind === 'rate_limited' ? outcome.error.limitedBy : undefined
     }
     slot.untilMs = Math.max(slot.untilMs, now + waitMs)
+    // The part a server asked for, told from the waits no server asked for: a
+    // caller's `maxRetryAfterMs` refuses the one, never the others.
+    if (retryAfterMs !== undefined) {
+      slot.serverUntilMs = Math.max(slot.serverUntilMs, now + waitMs)
+    }
     slot.halfOpen = true
     this.#keep(slot)
     // Named as the retry path names it (`limitKindOf`): an overload's own

@@ -27,6 +27,14 @@ export interface Slot {
   readonly keyId: string
   /** Not before this time (the Admission clock's ms). 0 = not cooling. */
   untilMs: number
+  /**
+   * Until when a server's own wait (`Retry-After`, reset headers, Gemini's
+   * `retryDelay`) holds this cooldown, as admission kept it (capped at its
+   * `maxRetryAfterMs`), on the Admission clock; 0 = none. A caller that takes
+   * such waits only up to its own `maxRetryAfterMs` is refused while this is
+   * further away — not for a backoff or an overload's wait, nobody's request.
+   */
+  serverUntilMs: number
   /** A cooldown was seen and no answer has come back since: the next call is a probe. */
   halfOpen: boolean
   /** Consecutive limit failures since the last answer (drives the backoff). */
@@ -110,6 +118,7 @@ export function createSlot(
     scope,
     keyId,
     untilMs: 0,
+    serverUntilMs: 0,
     halfOpen: false,
     strikes: 0,
     coolingSince: 0,
@@ -124,6 +133,17 @@ export function createSlot(
     wakers: new Map(),
     line: new Set(),
   }
+}
+
+/**
+ * How much of `lane`'s wait from `now` a server asked for (`serverUntilMs`),
+ * in ms: the latest end of its slots' server-started holds, within their
+ * cooldowns (one a store later extended still ends there). 0 = none.
+ */
+export function serverWaitMs(lane: Lane, now: number): number {
+  let ms = 0
+  for (const slot of lane) ms = Math.max(ms, Math.min(slot.serverUntilMs, slot.untilMs) - now)
+  return ms
 }
 
 export function wake(slot: Slot): void {

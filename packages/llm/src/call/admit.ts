@@ -3,6 +3,7 @@ import type { AdmissionPermit } from '../admission/AdmissionPermit.js'
 import { estimatePromptTokens } from '../budget/estimatePromptTokens.js'
 import { isKeysRetired, type KeysRetiredError } from '../errors/KeysRetiredError.js'
 import { isRateLimited, type RateLimitedError } from '../errors/RateLimitedError.js'
+import { DEFAULT_MAX_RETRY_AFTER_MS } from '../retry/maxRetryAfter.js'
 import { answersBefore, describeOutlook, expectedMs } from '../retry/modelOutlook.js'
 import type { ChatRequest } from '../types.js'
 import type { CallState } from './CallState.js'
@@ -78,6 +79,10 @@ export async function admit(
         signal,
         hasFallback: next !== undefined,
         maxWaitMs,
+        // A cooldown a server's Retry-After started is waited for no longer
+        // than this call's own retry would sleep it (`decideRetry`); the
+        // call's other waits are not bounded by it.
+        maxRetryAfterMs: state.retry.maxRetryAfterMs ?? DEFAULT_MAX_RETRY_AFTER_MS,
         // A wait found only by `acquire` (this model's limits window filled
         // since its last count, a cooldown the store knew of): the same
         // check as for a wait in view here — a fallback that cannot build

@@ -123,3 +123,79 @@ describe('Admission caps a cooldown from a server hint at maxRetryAfterMs (defau
     expect(() => new Admission({ maxRetryAfterMs: 0 })).not.toThrow()
   })
 })
+
+describe('acquire’s maxRetryAfterMs bounds only the part of a cooldown a server asked for', () => {
+  const settleOf = (acquired: Promise<AdmissionPermit>) => {
+    const state: { permit?: AdmissionPermit; error?: unknown } = {}
+    acquired.then(
+      (permit) => {
+        state.permit = permit
+      },
+      (error: unknown) => {
+        state.error = error
+      },
+    )
+    return state
+  }
+
+  it('a 429 asking 30 s refuses a caller taking 5 s at once, naming the wait; 4 s before its end the caller waits them', async () => {
+    const { gate } = admission()
+    const target = { provider: 'acme', keys: [KEY_A], model: 'm1' }
+    await gate.report('acme', KEY_A, failure('rate_limited', 429, 30_000), { model: 'm1' })
+    const refused = settleOf(gate.acquire({ ...target, maxRetryAfterMs: 5_000 }))
+    await flush()
+    expect(refused.error).toMatchObject({
+      code: 'RATE_LIMITED',
+      kind: 'rate_limited',
+      retryAfterMs: 30_000,
+      reason: 'the provider asked for 30 s, beyond maxRetryAfterMs (5000 ms); not waited',
+    })
+    // Capped by admission itself (a day kept as 60 s): what holds is what is weighed.
+    await gate.report('acme', KEY_B, failure('rate_limited', 429, DAY_MS), { model: 'm1' })
+    await expect(
+      gate.acquire({ provider: 'acme', keys: [KEY_B], model: 'm1', maxRetryAfterMs: 59_999 }),
+    ).rejects.toMatchObject({ reason: expect.stringContaining('asked for 60 s, beyond') })
+
+    clock.advance(26_000)
+    const waited = settleOf(gate.acquire({ ...target, maxRetryAfterMs: 5_000 }))
+    await flush()
+    expect(waited).toEqual({})
+    clock.advance(4_000)
+    await flush()
+    expect(waited.permit?.probe).toBe(true)
+    waited.permit?.release()
+  })
+
+  it('a wait no server asked for is still taken: an overload’s own 5–10 s, a backoff — and a key held by one is waited for before a key the server holds past the cap', async () => {
+    const { gate } = admission({ random: () => 0 })
+    // An overload without a hint: its own wait (5 s at random 0), not the server's.
+    await gate.report('acme', KEY_A, { ok: false, error: { kind: 'overloaded', status: 529 } })
+    const overload = settleOf(gate.acquire({ provider: 'acme', keys: [KEY_A], maxRetryAfterMs: 0 }))
+    await flush()
+    expect(overload).toEqual({})
+    clock.advance(5_000)
+    await flush()
+    expect(overload.permit).toBeDefined()
+    await overload.permit?.report({ ok: true, latencyMs: 1 })
+
+    // Key A held 30 s by the server, key B 40 s by this admission's own wait.
+    const own = admission({ cooldownMs: () => 40_000 })
+    await own.gate.report('acme', KEY_A, failure('rate_limited', 429, 30_000))
+    await own.gate.report('acme', KEY_B, {
+      ok: false,
+      error: { kind: 'rate_limited', status: 429 },
+    })
+    const both = settleOf(
+      own.gate.acquire({ provider: 'acme', keys: [KEY_A, KEY_B], maxRetryAfterMs: 5_000 }),
+    )
+    await flush()
+    expect(both).toEqual({}) // waiting, not refused
+    // Key A's server wait comes within 5 s at +25 s: its end (+30 s) is sooner than key B's.
+    clock.advance(25_000)
+    await flush()
+    clock.advance(5_000)
+    await flush()
+    expect(both.permit?.key).toBe(KEY_A)
+    both.permit?.release()
+  })
+})

@@ -271,3 +271,39 @@ describe('a Retry-After beyond retry.maxRetryAfterMs (default 60 s) is not slept
     expect(b.fake.requests).toHaveLength(2)
   })
 })
+
+describe('retry.maxRetryAfterMs also bounds the calls after it: a cooldown a server’s Retry-After started is not waited past it', () => {
+  it('the next call with maxRetryAfterMs 5000 is refused at once while the provider’s 30 s hold (nothing sent, no 30 s wait), naming it; with 4 s of it left, it waits those and goes', async () => {
+    const { clock, timers, admission } = manualAdmission(10_000)
+    const { fake, adapter } = await openAIModel('gpt-4o-mini')
+    fake.enqueue(openAIErrors.rateLimited({ retryAfterS: 30 }))
+    const call = () =>
+      settle(
+        callModel({
+          models: [adapter],
+          request,
+          limits: { admission },
+          retry: { maxRetryAfterMs: 5_000 },
+        }),
+        timers.tooLong,
+      )
+    const first = await call()
+    expect((first as { error: Error }).error.message).toContain(
+      'the provider asked for 30 s, beyond maxRetryAfterMs (5000 ms); not slept',
+    )
+    // Before: this call waited the whole 30 s in admission (to its deadline).
+    const second = await call()
+    expect(second).toMatchObject({ error: { code: 'RATE_LIMITED', retryAfterMs: 30_000 } })
+    expect((second as { error: Error }).error.message).toContain(
+      'the provider asked for 30 s, beyond maxRetryAfterMs (5000 ms); not waited',
+    )
+    expect(fake.requests).toHaveLength(1)
+
+    clock.advance(26_000)
+    const third = call()
+    await vi.waitFor(() => expect(timers.armed).toContain(4_000), { timeout: 10_000 })
+    clock.advance(4_000)
+    expect(await third).toMatchObject({ answer: { text: 'answered by gpt-4o-mini' } })
+    expect(fake.requests).toHaveLength(2)
+  })
+})
