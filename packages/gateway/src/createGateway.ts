@@ -133,7 +133,8 @@ export type GatewayRouter = Router & {
    * Drains, then closes: API requests arriving from now on get 503
    * `shutting_down` and `/readyz` 503; those in flight get `drainTimeoutMs`
    * to finish, then are cancelled (503 / a stream error event) and cut; one
-   * log line says how it went (`shutdown: drained N in X ms[, M cut off]`).
+   * log line says how it went (`shutdown: drained N in X ms[, M cut off]`,
+   * API requests only: a probe or scrape in flight is not waited for).
    * Then upstream connections, a Redis client the gateway created itself, and
    * the metrics close. Safe to call twice (both resolve the same report).
    *

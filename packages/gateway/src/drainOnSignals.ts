@@ -23,15 +23,19 @@ let drainsUnderway = 0
  * the requests it is serving, and a user who copied the two-line standalone
  * start never wrote a handler.
  *
- * Our listeners go at the first signal, so a second one (Ctrl-C again, a
- * supervisor that signals twice) meets Node's default and ends the process
- * at once, without waiting out the drain. A process that listens for the
+ * A second one during the drain (Ctrl-C again, a supervisor that signals
+ * twice) ends the process at once, without waiting out the drain: `forced`
+ * writes the shutdown record first (the drain's own line never comes), then
+ * the signal is raised with no listener of ours left. A process that listens for the
  * signal itself keeps it: we drain, and do not raise it again — except a
  * SIGHUP it handles, which is its own (a reload) and drains nothing. Returns the
  * release, which `close()` calls: a gateway closed by its owner leaves no
  * listener behind.
  */
-export function drainOnSignals(close: () => Promise<unknown>): () => void {
+export function drainOnSignals(
+  close: () => Promise<unknown>,
+  forced: (signal: NodeJS.Signals, first: NodeJS.Signals) => void = () => {},
+): () => void {
   const release = () => {
     for (const name of STOP_SIGNALS) process.off(name, onSignal)
   }
@@ -65,10 +69,31 @@ export function drainOnSignals(close: () => Promise<unknown>): () => void {
     const sameHangUp = () => {}
     gatewayListeners.add(sameHangUp)
     if (signal === 'SIGHUP') process.on('SIGHUP', sameHangUp)
+    // A second stop signal during the drain. With no listener at all, Node's
+    // default ended the process with no line: a shutdown that began and
+    // never said how it ended. Ours runs first (prepended) and goes at once:
+    // a listener of the process's own still runs, in this same emit, and
+    // one that ends the process when it is the last left (signal-exit)
+    // sees itself alone, as it did.
+    const again = signal === 'SIGHUP' ? STOP_SIGNALS.filter((s) => s !== 'SIGHUP') : STOP_SIGNALS
+    const stopListening = () => {
+      for (const name of again) process.off(name, onAgain)
+      process.off('SIGHUP', sameHangUp)
+    }
+    const onAgain = (second: NodeJS.Signals) => {
+      stopListening()
+      // The process handles it: its business (as without us), no line of ours.
+      if (process.listeners(second).some((l) => !gatewayListeners.has(l))) return
+      forced(second, signal)
+      // Another gateway's listener, still there, says its line and raises it too.
+      if (process.listenerCount(second) === 0) process.kill(process.pid, second)
+    }
+    gatewayListeners.add(onAgain)
+    for (const name of again) process.prependListener(name, onAgain)
     void close()
       .catch(() => {})
       .finally(() => {
-        process.off('SIGHUP', sameHangUp)
+        stopListening()
         drainsUnderway--
         // Raised once, when the last gateway the signal drains is done:
         // raised at the first one's end, it ended the process while another

@@ -252,7 +252,16 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     return closing
   }
   // Before the held signals are let go: one that came while starting finds this handler.
-  const releaseSignals = onSignals ? drainOnSignals(close) : () => {}
+  const releaseSignals = onSignals
+    ? drainOnSignals(close, (signal, first) =>
+        // What the CLI writes for it: the drain's own line never comes.
+        gateway.log('error', 'shutdown', {
+          message: `${signal}${first === 'SIGHUP' ? ' after SIGHUP' : ' again'}: exiting without waiting for the drain`,
+          forced: true,
+          signal,
+        }),
+      )
+    : () => {}
   const signalledWhileStarting = signals.held
   signals.release()
   const listening = server.address() as AddressInfo

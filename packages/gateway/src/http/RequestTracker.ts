@@ -40,7 +40,11 @@ const API_PATH = /^\/v1\//i
 const CUT_GRACE_MS = 1000
 
 export interface DrainReport {
-  /** Requests in flight when the drain began. */
+  /**
+   * API requests (`/v1/…`) in flight when the drain began. Probes and
+   * scrapes (`/healthz`, `/readyz`, `/metrics`, and under `startGateway` a
+   * 404 such as `/favicon.ico`) are neither counted nor waited for.
+   */
   inFlight: number
   /** …that finished on their own. */
   drained: number
@@ -69,6 +73,13 @@ interface TrackerOptions {
 export class RequestTracker {
   readonly #o: TrackerOptions
   readonly #open = new Map<Response, RequestScope>()
+  /**
+   * How many of `#open` are API requests: what a drain counts and waits for.
+   * A probe in flight (`/readyz` waiting on a slow Redis, up to 500 ms) or a
+   * scrape held the drain, and was reported as a request drained or cut:
+   * `drained 3` with one API request, a probe cut making the CLI exit 3.
+   */
+  #openApi = 0
   #draining = false
   #onIdle: (() => void) | undefined
 
@@ -145,6 +156,7 @@ export class RequestTracker {
       attachScope(req, scope)
       attachScope(res, scope)
       this.#open.set(res, scope)
+      if (api) this.#openApi++
       res.once('close', () => {
         // Answered with its body still coming, by what had no reason to say
         // `connection: close` (anything answering before the body read that
@@ -154,14 +166,17 @@ export class RequestTracker {
         // the packet with the headers) leaves it open.
         if (!req.complete && res.writableFinished) closeAfterAnswer(res)
         this.#open.delete(res)
+        if (api) this.#openApi--
         // Gone before the end: stop everything done for it (this listener may
         // run before the ingress middleware's, and disposing first would unlink
         // the request's deadline from the cancel that one sends).
         if (!res.writableFinished) scope.deadline?.cancel(new ClientClosedError())
         else scope.deadline?.dispose()
         scope.answerBy?.dispose()
-        if (api) countRequest(metrics, clock, res, scope)
-        if (this.#open.size === 0) this.#onIdle?.()
+        if (api) {
+          countRequest(metrics, clock, res, scope)
+          if (this.#openApi === 0) this.#onIdle?.()
+        }
       })
       // Pipelined behind an answer still being written: its client leaving
       // must reach the 'close' above too (with or without deadline()
@@ -262,7 +277,10 @@ export class RequestTracker {
    * Stop taking API requests (503 `shutting_down`, `/readyz` 503) and wait up
    * to `timeoutMs` for those in flight to finish. The ones still running are
    * then cancelled (their deadline's reason says shutdown: they answer 503,
-   * streams end with an error event) and, after a short grace, cut. Every
+   * streams end with an error event) and, after a short grace, cut. A probe
+   * or scrape in flight is not waited for, nor counted: it answers meanwhile
+   * or is closed with the rest (cut here with the API requests, or by the
+   * server's close, `startGateway`'s, after the drain). Every
    * answer from now on is the last on its connection: it says `connection:
    * close`, or, a stream whose headers went out before, has its connection
    * closed when it ends.
@@ -280,9 +298,9 @@ export class RequestTracker {
     for (const res of this.#open.keys()) lastOnConnection.set(res.req.socket ?? res, res)
     for (const res of lastOnConnection.values()) closeAfterAnswer(res)
     const started = performance.now()
-    const inFlight = this.#open.size
+    const inFlight = this.#openApi
     await this.#idle(timeoutMs)
-    const cutOff = this.#open.size
+    const cutOff = this.#openApi
     if (cutOff > 0) {
       const reason = new GatewayShutdownError()
       for (const scope of this.#open.values()) scope.deadline?.cancel(reason)
@@ -297,9 +315,9 @@ export class RequestTracker {
     }
   }
 
-  /** Resolves when no request is open, or after `ms` (core's wait, woken by the last close). */
+  /** Resolves when no API request is open, or after `ms` (core's wait, woken by the last one's close). */
   async #idle(ms: number): Promise<void> {
-    if (this.#open.size === 0 || ms <= 0) return
+    if (this.#openApi === 0 || ms <= 0) return
     await wait(ms, {
       wakeOn: (wake) => {
         this.#onIdle = wake

@@ -1,9 +1,11 @@
+import type { IncomingMessage } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { type FakeProvider, reply } from '@hourglass/testkit'
 import express from 'express'
 import { afterEach, describe, expect, it } from 'vitest'
 import {
   createGateway,
+  type DrainReport,
   type GatewayRedisClient,
   type GatewayRouter,
   type LogRecord,
@@ -35,6 +37,9 @@ describe('graceful shutdown', () => {
     const app = express().use(gateway)
     const server = app.listen(0, '127.0.0.1')
     await new Promise((resolve) => server.once('listening', resolve))
+    // Called for each request once the app (so the gateway's tracker) has taken it.
+    const arrived: { onArrival?: (path: string) => void } = {}
+    server.on('request', (req: IncomingMessage) => arrived.onArrival?.(req.url ?? ''))
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
     stopServer = async () => {
       await gateway.close()
@@ -48,7 +53,7 @@ describe('graceful shutdown', () => {
         headers: { 'content-type': 'application/json', ...init.headers },
         body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'x' }], ...body }),
       })
-    return { fake: provider.fake, gateway, logs, url, post }
+    return { fake: provider.fake, gateway, logs, url, post, arrived }
   }
 
   it('lets requests in flight finish, refuses new ones with 503 and says drained N', async () => {
@@ -183,6 +188,71 @@ describe('graceful shutdown', () => {
     expect(report).toEqual({ inFlight: 1, drained: 0, cutOff: 1, ms: expect.any(Number) })
     expect(await inFlight).toBe(503)
   })
+  it('a /readyz in flight at close() (Redis slow to answer) neither holds the drain nor is counted in it', async () => {
+    const provider = await fakeProvider('openai', ['k'])
+    fake = provider.fake
+    // Connected, its answer held until the test gives it: a slow Redis.
+    let answerProbe: (() => void) | undefined
+    const slow: GatewayRedisClient = {
+      status: 'ready',
+      eval: () =>
+        new Promise((resolve) => {
+          answerProbe = () => resolve(1)
+        }),
+      evalsha: () => new Promise(() => {}),
+    }
+    const logs: LogRecord[] = []
+    const gateway = createGateway(
+      { providers: { p: provider.entry }, models: { m: fallback(['p', 'gpt']) } },
+      { logger: (r) => logs.push(r), redis: slow },
+    )
+    const server = express().use(gateway).listen(0, '127.0.0.1')
+    await new Promise((resolve) => server.once('listening', resolve))
+    stopServer = async () => {
+      server.closeAllConnections()
+      await new Promise((resolve) => server.close(resolve))
+    }
+    const probe = fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/readyz`)
+    await expect.poll(() => answerProbe).toBeDefined()
+    // Resolved while the probe still waits on Redis: no API request was in flight.
+    const report = await gateway.close()
+    expect(report).toEqual({ inFlight: 0, drained: 0, cutOff: 0, ms: expect.any(Number) })
+    expect(logs.find((l) => l.event === 'shutdown')?.msg).toMatch(/^shutdown: drained 0 in \d+ ms$/)
+    // The prober still gets its answer, read after the round trip: draining.
+    answerProbe?.()
+    const ready = await probe
+    expect(ready.status).toBe(503)
+    expect(((await ready.json()) as { status: string }).status).toBe('draining')
+  })
+
+  it('the report and the shutdown line count API requests only, not a /metrics scrape in flight with them', async () => {
+    const { fake, gateway, logs, url, post, arrived } = await serve(10_000)
+    // One API request in flight, until its client leaves.
+    fake.enqueue(reply.hang())
+    const leaving = new AbortController()
+    const inFlight = post({}, { signal: leaving.signal }).catch(() => 'left')
+    await fake.waitForRequests(1)
+    // The drain begins as a scrape is taken, before its page (collected
+    // asynchronously) is written: both are in flight.
+    let closing: Promise<DrainReport> | undefined
+    arrived.onArrival = (path) => {
+      if (path === '/metrics') closing ??= gateway.close()
+    }
+    const scrape = fetch(`${url}/metrics`).then(
+      async (res) => {
+        await res.arrayBuffer()
+        return 'answered'
+      },
+      () => 'closed',
+    )
+    await expect.poll(() => closing !== undefined).toBe(true)
+    leaving.abort()
+    expect(await inFlight).toBe('left')
+    expect(await closing).toEqual({ inFlight: 1, drained: 1, cutOff: 0, ms: expect.any(Number) })
+    expect(logs.find((l) => l.event === 'shutdown')?.msg).toMatch(/^shutdown: drained 1 in \d+ ms$/)
+    expect(['answered', 'closed']).toContain(await scrape)
+  })
+
   it('/readyz during the drain answers 503 at once, without waiting on a Redis that does not answer', async () => {
     const provider = await fakeProvider('openai', ['k'])
     fake = provider.fake

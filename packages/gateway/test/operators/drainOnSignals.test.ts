@@ -229,6 +229,56 @@ describe('startGateway drains on SIGTERM by default', () => {
     }
   })
 
+  it('a second signal during the drain ends the process at once, after a shutdown line that says so (it died with none)', async () => {
+    let arrived = () => {}
+    const upstreamHasIt = new Promise<void>((resolve) => {
+      arrived = resolve
+    })
+    upstream = await faultServer(() => {
+      arrived()
+      return { type: 'hang' }
+    })
+    const lines: Array<Record<string, unknown>> = []
+    const running = await startGateway({
+      config: config(upstream.url),
+      port: 0,
+      logger: (record) => lines.push(record as Record<string, unknown>),
+    })
+    const kill = vi.spyOn(process, 'kill').mockImplementation(() => true)
+    const leaving = new AbortController()
+    try {
+      // In flight: the drain waits for it (up to 10 s).
+      const inFlight = fetch(`${running.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'x' }] }),
+        signal: leaving.signal,
+      }).catch(() => 'left')
+      await upstreamHasIt
+      process.emit('SIGTERM', 'SIGTERM')
+      await expect.poll(() => lines.some((l) => l['event'] === 'draining')).toBe(true)
+      // Ctrl-C during it: raised with none of our listeners left (its default ends the process).
+      process.emit('SIGINT', 'SIGINT')
+      expect(kill.mock.calls[0]).toEqual([process.pid, 'SIGINT'])
+      expect(process.listenerCount('SIGINT')).toBe(0)
+      expect(lines.filter((l) => l['event'] === 'shutdown')).toEqual([
+        expect.objectContaining({
+          level: 'error',
+          forced: true,
+          signal: 'SIGINT',
+          msg: 'SIGINT again: exiting without waiting for the drain',
+        }),
+      ])
+      leaving.abort()
+      expect(await inFlight).toBe('left')
+      await running.close()
+      // The drain's own re-raise (the process would be gone by then) follows its end.
+      await new Promise((resolve) => setImmediate(resolve))
+    } finally {
+      kill.mockRestore()
+    }
+  })
+
   it('refuses a drainOnSignals that is not a boolean, before anything starts', async () => {
     const before = signalListeners()
     const error = await startGateway({
