@@ -647,7 +647,16 @@ export class Admission {
           const other = chooseSlot(within, now, neededMs, this.#staggerMs)
           if (other.kind === 'wait') {
             const index = lanes.indexOf(within[other.index] as Lane)
-            choice = { ...other, index, wakeAt: Math.min(other.wakeAt, withinAt) }
+            // Weighed below by when a key frees first: the one held past
+            // the cap frees at its own readyAt too, and is taken then (woken
+            // at `withinAt`). By the other's alone, a longer backoff on a key
+            // this call would not take refused it, naming that key's wait.
+            choice = {
+              ...other,
+              index,
+              wakeAt: Math.min(other.wakeAt, withinAt),
+              readyAt: Math.min(other.readyAt, choice.readyAt),
+            }
           } else {
             const waitMs = Math.max(0, choice.readyAt - now)
             const laneOfWait = lanes[choice.index] as Lane

@@ -198,4 +198,32 @@ describe('acquire’s maxRetryAfterMs bounds only the part of a cooldown a serve
     expect(both.permit?.key).toBe(KEY_A)
     both.permit?.release()
   })
+
+  it('weighs the deadline by when a key frees first: key B’s longer backoff neither refuses a call that fits key A’s end nor names its own wait', async () => {
+    // Key A held 30 s by the server (past the caller's 5 s), key B 40 s by
+    // admission's own backoff: weighed by B's 40 s alone, a call with 35 s
+    // left was refused, "retry after 40000 ms", though A frees at 30 s.
+    const own = admission({ cooldownMs: () => 40_000 })
+    await own.gate.report('acme', KEY_A, failure('rate_limited', 429, 30_000))
+    await own.gate.report('acme', KEY_B, {
+      ok: false,
+      error: { kind: 'rate_limited', status: 429 },
+    })
+    const keys = { provider: 'acme', keys: [KEY_A, KEY_B], maxRetryAfterMs: 5_000 }
+    const fits = settleOf(
+      own.gate.acquire({ ...keys, deadline: Deadline.after(35_000, { clock }) }),
+    )
+    const short = settleOf(
+      own.gate.acquire({ ...keys, deadline: Deadline.after(20_000, { clock }) }),
+    )
+    await flush()
+    expect(fits).toEqual({})
+    expect(short.error).toMatchObject({ code: 'RATE_LIMITED', retryAfterMs: 30_000 })
+    clock.advance(25_000)
+    await flush()
+    clock.advance(5_000)
+    await flush()
+    expect(fits.permit?.key).toBe(KEY_A)
+    fits.permit?.release()
+  })
 })
