@@ -18,6 +18,14 @@ export const QUEUED_GRACE_MS = 1000
 export const QUEUED_STALL_MS = 10_000
 
 /**
+ * How long an answer whose deadline was already over when its end began to
+ * be waited for (a stream ended with the deadline's error event) may go
+ * without a byte of it leaving before its connection is closed, in ms — the
+ * grace @hourglass/express's `deadline()` gives the end it writes itself.
+ */
+export const ENDED_STALL_MS = 1000
+
+/**
  * Waits for the client to take what `res` has buffered: `'drain'` (a
  * stream's next write may go) or `'finish'` (a whole answer handed to the
  * OS), or for the response to close. A client that keeps its connection
@@ -41,6 +49,16 @@ export const QUEUED_STALL_MS = 10_000
  * that was ended and is never taken holds the turn for good, so when the
  * connection has had bytes waiting and none of them taken for
  * `QUEUED_STALL_MS` it is closed, as for a client that stopped reading.
+ *
+ * A deadline already over when the wait begins (a stream the gateway's own
+ * deadline ended, with its error event) cuts nothing at once — the end is
+ * the client's to read, however long that takes while it moves — but a
+ * connection that sends none of it for `ENDED_STALL_MS` is closed. Nothing
+ * else bounds that end: the gateway's deadline runs out `replyReserveMs`
+ * before the ingress middleware's, whose own grace is never armed once the
+ * stream's error event reported the expiry; the end sat in Node's buffer,
+ * the connection was held for as long as the client stayed, and the request
+ * was never counted.
  */
 export async function flushedOrCut(
   res: Response,
@@ -68,9 +86,10 @@ export async function flushedOrCut(
   // it: a write's bytes count in `bytesWritten` and `writableLength` alike
   // until the whole write is done, so only libuv's queue shows a large
   // write being taken piece by piece (a slow reader of one big answer).
+  // Checked every `stallMs`: bytes waiting and none taken since, it is cut.
   let lastDone = -1
   let lastQueued = -1
-  const watchQueue = () => {
+  const watchProgress = (stallMs: number) => {
     const connection = res.req?.socket as
       | (Socket & { _handle?: { writeQueueSize?: number } })
       | undefined
@@ -80,14 +99,18 @@ export async function flushedOrCut(
     if (connection.writableLength > 0 && done === lastDone && queued === lastQueued) return cut()
     lastDone = done
     lastQueued = queued
-    timer = clock.setTimeout(watchQueue, QUEUED_STALL_MS)
+    timer = clock.setTimeout(() => watchProgress(stallMs), stallMs)
   }
-  const off = deadline.onDone(() => {
-    if (res.socket === null && !res.destroyed) {
-      res.once('socket', onTurn)
-      watchQueue()
-    } else cut()
-  })
+  let off = () => {}
+  if (deadline.done && res.socket !== null) watchProgress(ENDED_STALL_MS)
+  else {
+    off = deadline.onDone(() => {
+      if (res.socket === null && !res.destroyed) {
+        res.once('socket', onTurn)
+        watchProgress(QUEUED_STALL_MS)
+      } else cut()
+    })
+  }
   try {
     await Promise.race([
       once(res, event, { signal: controller.signal }),

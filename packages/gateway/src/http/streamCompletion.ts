@@ -190,6 +190,8 @@ export async function streamCompletion(
   }
   // The stream's error event was written: the rest of the call only unwinds.
   let interrupted = false
+  /** Its last event, `[DONE]`, was written. */
+  let whole = false
   /** Notes, reports and logs the stream's end with `shaped`; returns its event. */
   const interrupt = (shaped: ErrorReply): string => {
     interrupted = true
@@ -248,6 +250,7 @@ export async function streamCompletion(
     }
     if (endedBadly) throw endedInError(reply.answeredBy?.(), true, badReason)
     await write(OPENAI_SSE_DONE)
+    whole = true
   } catch (error) {
     if (!interrupted && !cut && !res.destroyed && outputFiltered(error)) {
       // The provider refused the rest of the output, as Azure OpenAI's
@@ -261,6 +264,7 @@ export async function streamCompletion(
       const finish = encoder.encode({ type: 'finish', finishReason: 'content_filter' })
       for (const chunk of finish) await write(openAISseData(chunk))
       await write(OPENAI_SSE_DONE)
+      whole = true
     } else {
       const shaped = ctx.redact(errorReply(error))
       if (scope !== undefined) noteStreamError(scope, shaped)
@@ -296,9 +300,14 @@ export async function streamCompletion(
       // socket, with the end buffered in it, was held for as long as the
       // client stayed connected — past the deadline, no error logged or
       // counted. A deadline already over ended the stream with its error
-      // event: not cut short at once here, that end is the ingress
-      // middleware's to bound (kept while its bytes move).
-      if (!res.writableFinished && !res.destroyed && !options.deadline.done) {
+      // event: that end is kept while its bytes move, cut once they stall
+      // (see `flushedOrCut`) — the ingress middleware's grace is not armed
+      // once that event reported the expiry.
+      if (!res.writableFinished && !res.destroyed) {
+        // Whole (its `[DONE]` written): what it waits for now is its turn
+        // or its client, not the answer — a stream pipelined behind
+        // another, delivered once its turn came, is no expiry.
+        if (whole && !interrupted && !cut && scope !== undefined) scope.answered = true
         await flushedOrCut(res, 'finish', options.deadline, onCut)
       }
     }

@@ -8,6 +8,7 @@ import { ManualClock } from '@hourglass/core'
 import { RetryBudgetRegistry } from '@hourglass/llm'
 import { type FakeProvider, reply } from '@hourglass/testkit'
 import { afterEach, describe, expect, it } from 'vitest'
+import { ENDED_STALL_MS } from '../../src/http/flushedOrCut.js'
 import { createGateway, type GatewayRouter, type LogRecord } from '../../src/index.js'
 import { fakeProvider, fallback } from '../support/harness.js'
 
@@ -267,6 +268,8 @@ describe('a client that does not read its answer', () => {
     let answering: ServerResponse | undefined
     let writes = 0
     server = createServer((req, res) => {
+      // The stream's: a later request on another connection is a scrape.
+      if (answering !== undefined) return router(req as never, res as never, () => res.end())
       answering = res
       const write = res.write
       res.write = function (this: typeof res, ...args: Parameters<typeof res.write>) {
@@ -318,6 +321,8 @@ describe('a client that does not read its answer', () => {
       requestLogged,
       until,
       ended: () => answering?.writableEnded === true,
+      /** The gateway closed the stream's response (its connection cut). */
+      closed: () => answering?.destroyed === true,
       metrics: () =>
         new Promise<string>((resolve, reject) => {
           get({ socketPath: path, path: '/metrics' }, (res) => {
@@ -355,5 +360,129 @@ describe('a client that does not read its answer', () => {
     const closed = once(run.client, 'close')
     run.client.resume()
     await closed
+  })
+
+  // The order a real clock gives: the gateway's own deadline runs out
+  // `replyReserveMs` before the ingress middleware's and ends the stream
+  // with its error event — into the same full socket. That end was not
+  // waited for (the deadline was over), and nothing else bounded it: the
+  // ingress middleware's grace is not armed once the error event reported
+  // the expiry. The socket was held for as long as the client stayed, the
+  // request never counted (requests_total 0).
+  it("streamed, its own deadline running out first while the client is not reading: the error event's end is cut once it stalls, and counted", async () => {
+    const run = await streamIntoFullSocket()
+    // The handler's deadline (60 000 less the ingress's 10 and
+    // replyReserveMs' 25) is over; the ingress middleware's (59 990) not yet.
+    run.clock.advance(59_980)
+    await run.until(run.ended)
+    expect(run.closed()).toBe(false)
+
+    run.clock.advance(ENDED_STALL_MS)
+    await run.requestLogged
+    expect(run.lines).toHaveLength(1)
+    expect(run.lines[0]).toMatchObject({
+      requestId: 'unread-end',
+      stream: true,
+      status: 200,
+      error: 'deadline_exceeded',
+    })
+    await run.until(run.closed)
+    const page = await run.metrics()
+    expect(page).toMatch(/hourglass_gateway_requests_total\{status_class="2xx"\} 1/)
+    expect(page).toMatch(/hourglass_gateway_errors_total\{kind="deadline_exceeded"\} 1/)
+  })
+
+  // Its end waited for its turn past its deadline, and was then delivered
+  // whole: that is no expiry, as for a non-streamed answer queued alike.
+  // It was logged `warn`, `deadline_exceeded`, and counted as one.
+  it('streamed, pipelined behind another stream on its connection past its deadline, then delivered whole: logged and counted answered', async () => {
+    /** Ends the stream ahead: its provider's last events. */
+    let finishAhead: (() => void) | undefined
+    upstream = createServer((req, res) => {
+      let body = ''
+      req.setEncoding('utf8').on('data', (chunk: string) => (body += chunk))
+      req.on('end', () => {
+        res.writeHead(200, { 'content-type': 'text/event-stream' })
+        const event = (delta: object, finish: string | null = null) =>
+          `data: ${JSON.stringify({ id: 'chatcmpl-1', object: 'chat.completion.chunk', created: 1, model: 'gpt', choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`
+        const last = `${event({ content: 'done' }, 'stop')}data: [DONE]\n\n`
+        if (!body.includes('"slow"')) return res.end(last)
+        res.write(event({ role: 'assistant', content: 'a' }))
+        finishAhead = () => res.end(last)
+      })
+    })
+    upstream.listen(0, '127.0.0.1')
+    await once(upstream, 'listening')
+    const { port } = upstream.address() as { port: number }
+    const clock = new ManualClock()
+    const lines: LogRecord[] = []
+    gateway = createGateway(
+      {
+        providers: {
+          p: { dialect: 'openai', baseURL: `http://127.0.0.1:${port}/v1`, apiKeys: ['k'] },
+        },
+        models: { m: fallback(['p', 'gpt']), s: fallback(['p', 'slow']) },
+        deadline: { defaultMs: 60_000, reserveMs: 10 },
+      },
+      { clock, logger: (record) => record['event'] === 'request' && lines.push(record) },
+    )
+    const router = gateway
+    const behind: ServerResponse[] = []
+    server = createServer((req, res) => {
+      if (req.headers['x-request-id'] === 'behind') behind.push(res)
+      router(req as never, res as never, () => res.end())
+    })
+    dir = await mkdtemp(join(tmpdir(), 'hourglass-unread-'))
+    const path = join(dir, 'gateway.sock')
+    server.listen(path)
+    await once(server, 'listening')
+    const client = connect(path)
+    socket = client
+    client.on('error', () => {})
+    let received = ''
+    client.setEncoding('latin1').on('data', (chunk: string) => (received += chunk))
+    await once(client, 'connect')
+    const post = (model: string, headers: string) => {
+      const text = JSON.stringify({
+        model,
+        stream: true,
+        messages: [{ role: 'user', content: 'hi' }],
+      })
+      return (
+        'POST /v1/chat/completions HTTP/1.1\r\nHost: gateway\r\ncontent-type: application/json\r\n' +
+        `content-length: ${Buffer.byteLength(text)}\r\n${headers}\r\n${text}`
+      )
+    }
+    client.write(
+      post('s', 'x-request-id: ahead\r\n') +
+        post('m', 'x-request-id: behind\r\nx-deadline-remaining-ms: 400\r\n'),
+    )
+    const until = async (done: () => boolean) => {
+      for (let turn = 0; turn < 100_000 && !done(); turn++) {
+        await new Promise((resolve) => setImmediate(resolve))
+      }
+      expect(done()).toBe(true)
+    }
+    // The one behind is answered whole, and waits for its turn past its deadline.
+    await until(() => finishAhead !== undefined && behind[0]?.writableEnded === true)
+    clock.advance(1000)
+    expect(lines).toHaveLength(0)
+    finishAhead?.()
+    // Both delivered whole: each `[DONE]`.
+    await until(() => lines.length === 2 && received.split('data: [DONE]').length === 3)
+    expect(lines.find((line) => line['requestId'] === 'behind')).toMatchObject({
+      level: 'info',
+      status: 200,
+    })
+    expect(lines.find((line) => line['requestId'] === 'behind')?.['error']).toBeUndefined()
+    const page = await new Promise<string>((resolve, reject) => {
+      get({ socketPath: path, path: '/metrics' }, (res) => {
+        let text = ''
+        res.setEncoding('utf8').on('data', (chunk: string) => (text += chunk))
+        res.on('end', () => resolve(text))
+      }).on('error', reject)
+    })
+    expect(page).toMatch(/hourglass_gateway_requests_total\{status_class="2xx"\} 2/)
+    expect(page).not.toMatch(/kind="deadline_exceeded"\} [1-9]/)
   })
 })
