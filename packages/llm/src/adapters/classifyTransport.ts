@@ -42,7 +42,11 @@ export function classifyThrown(
   streamed = false,
 ): { error: ProviderError } | { rethrow: unknown } {
   if (context.signal.aborted) return { rethrow: context.signal.reason }
-  if (context.deadline?.done) return { rethrow: context.deadline.reason }
+  // An observed deadline (dark mode) that ran out is done with no reason:
+  // it ended nothing, and the failure is judged as without it (rethrown, the
+  // call rejected with \`undefined\`).
+  if (context.deadline?.done && context.deadline.reason !== undefined)
+    return { rethrow: context.deadline.reason }
   if (isDeadlineExceeded(thrown)) return { rethrow: thrown }
   if (thrown instanceof ProviderError) return { error: thrown }
   const { provider, model, requestId } = context

@@ -1,4 +1,4 @@
-import { outcomeWithin, systemClock } from '@hourglass/core'
+import { isDeadlineExceeded, outcomeWithin, systemClock } from '@hourglass/core'
 import type { Dialect } from '../dialects/Dialect.js'
 import { ProviderError } from '../errors/ProviderError.js'
 import {
@@ -186,11 +186,17 @@ export async function* readEvents(
     // Rethrown, the stop reason lost the answer to the deadline, which a
     // usage chunk sent in time would have saved. A stop on `send.signal`
     // (the caller's, a timer of the attempt's) still passes through.
+    // Only when the deadline's expiry is what ended the read (the verdict
+    // rethrows its reason): not a provider's error frame read after the stop
+    // reason while the clock was past an observed deadline, nor a cancel.
+    const ended = send.deadline?.done === true ? send.deadline.reason : undefined
     if (
       parser.finishing === true &&
       !finished &&
       !send.signal.aborted &&
-      send.deadline?.expired === true
+      isDeadlineExceeded(ended) &&
+      'rethrow' in verdict &&
+      verdict.rethrow === ended
     ) {
       for (const event of parser.end()) yield event
       return

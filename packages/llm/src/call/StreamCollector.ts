@@ -86,7 +86,7 @@ export class StreamCollector {
     this.#keepRaw = keepRawArguments
   }
 
-  /** True once text, thinking (redacted too) or a tool call arrived: past this point a stream is never restarted. */
+  /** True once text, thinking or a tool call arrived: past this point a stream is never restarted. */
   get sawToken(): boolean {
     return this.#sawToken
   }
@@ -134,11 +134,6 @@ export class StreamCollector {
         // call as a signature Gemini never issued. Anthropic sends one
         // `signature_delta`, the last delta of its block.
         if (event.redacted === true) {
-          // Output the model generated (and bills), as thinking deltas are:
-          // a first token, as `firstTokenTimeoutMs` counts it. Not one, the
-          // timer stopped here while the attempt's `firstTokenMs` read the
-          // time of the text after it.
-          this.#sawToken = true
           this.#blocks.push({
             type: 'thinking',
             thinking: '',

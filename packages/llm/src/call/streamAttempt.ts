@@ -62,6 +62,14 @@ export async function streamAttempt(options: StreamAttemptOptions): Promise<Send
   const stopTimer = () => {
     if (timer !== undefined) clock.clearTimeout(timer)
   }
+  // The first token's moment, once: the timer stops, `firstTokenMs` is taken.
+  let tokenCame = false
+  const firstToken = () => {
+    if (tokenCame) return
+    tokenCame = true
+    stopTimer()
+    options.onFirstToken()
+  }
   // The answer's `finish` came (OpenAI's, with its usage, comes before
   // `[DONE]`): a body silent and still open END_GRACE_MS later is not read on. A
   // server or proxy that sent the whole answer but neither `[DONE]` nor the
@@ -146,19 +154,21 @@ export async function streamAttempt(options: StreamAttemptOptions): Promise<Send
         graceTimer = undefined
       }
       // Anthropic's redacted thinking comes whole once the model has thought:
-      // output it generated (and bills), as thinking deltas are, so it is a
-      // first token (`StreamCollector`): the timer stops and `firstTokenMs`
-      // is taken there. Left running, an answer whose reasoning came
-      // redacted failed as "no token" while its text was on the way — where
-      // the same answer with its thinking in the clear succeeded.
+      // output it generated (and bills), as thinking deltas are, so the
+      // timer stops and `firstTokenMs` is taken there. Left running, an
+      // answer whose reasoning came redacted failed as "no token" while its
+      // text was on the way — where the same answer with its thinking in the
+      // clear succeeded. Still held, not committed: the client has nothing
+      // it can show (a gateway writes nothing for it), so a failure right
+      // after it is retried or falls back as one before any token.
+      if (event.type === 'signature' && event.redacted === true) firstToken()
       if (!collector.sawToken) {
         held.push(event)
         continue
       }
       if (!committed) {
         committed = true
-        stopTimer()
-        options.onFirstToken()
+        firstToken()
         for (const early of held.splice(0)) sink.push(early)
       }
       sink.push(event)

@@ -320,4 +320,43 @@ describe('a stream whose stop reason came, but not the rest, ends after the grac
       server.close()
     }
   })
+  it('an error frame after the stop reason, the clock past an observed deadline: still a broken stream, not the answer', async () => {
+    // Read by the clock alone (`expired`), the deadline "ended" a read an
+    // error frame ended: the provider's overload came out a success.
+    const server = await rawServer(async (req, res) => {
+      req.resume()
+      res.writeHead(200, { 'content-type': 'text/event-stream' })
+      res.end(
+        ANTHROPIC_NO_STOP.slice(0, 5).join('') +
+          'event: error\ndata: {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}\n\n',
+      )
+    })
+    try {
+      const clock = new ManualClock()
+      const deadline = Deadline.after(100, { clock, observe: true })
+      clock.advance(200)
+      const model = fakes.adapter(
+        anthropic({
+          baseURL: server.baseURL.replace(/\/v1$/, ''),
+          apiKey: 'sk-test-0123456789abcdef',
+          model: 'm',
+        }),
+      )
+      const stream = callModel({
+        models: [model],
+        deadline,
+        request: { messages: [user('Hi')], maxTokens: 10, stream: true },
+        retry: { maxAttempts: 1 },
+        limits: { admission: false },
+      })
+      const types: string[] = []
+      const read = (async () => {
+        for await (const event of stream) types.push(event.type)
+      })()
+      await expect(read).rejects.toMatchObject({ code: 'STREAM_INTERRUPTED' })
+      expect(types).toEqual(['text'])
+    } finally {
+      server.close()
+    }
+  })
 })

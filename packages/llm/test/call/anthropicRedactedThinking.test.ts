@@ -198,6 +198,37 @@ describe('Anthropic redacted thinking', () => {
       ['success', 200, 700],
     ])
   })
+  it('is held, not committed: an overload right after it falls back, as one before any token does', async () => {
+    // Committed at the redacted block, the stream could not fall back: a
+    // gateway's client got a 200 holding only "broke after the first token".
+    const broken =
+      streamed.slice(0, streamed.indexOf('event: content_block_start', streamed.indexOf(DATA))) +
+      event('error', { error: { type: 'overloaded_error', message: 'Overloaded' } })
+    const first = await faultServer(() => ({
+      type: 'respond',
+      headers: { 'content-type': 'text/event-stream' },
+      body: broken,
+    }))
+    const second = await faultServer(() => ({
+      type: 'respond',
+      headers: { 'content-type': 'text/event-stream' },
+      body: streamed,
+    }))
+    servers.push(first, second)
+    const call = callModel({
+      models: [
+        fakes.adapter(anthropic({ baseURL: first.url, apiKey: 'sk', model: 'claude' })),
+        fakes.adapter(anthropic({ baseURL: second.url, apiKey: 'sk', model: 'claude-b' })),
+      ],
+      request: { messages: [user('Weather in Paris?')], maxTokens: 64, stream: true },
+      limits: { admission: false },
+    })
+    const types: string[] = []
+    for await (const e of call) types.push(e.type)
+    expect(types).toEqual(['signature', 'tool_call', 'tool_call', 'finish'])
+    expect((await call.result).content.at(-1)).toMatchObject({ type: 'tool_call', name: 'weather' })
+  })
+
   it('ends, with message_stop and no stop reason, as an answer whose finish the stream says', async () => {
     // Only the redacted reasoning, then message_stop (no message_delta): as
     // thinking in the clear would end, an answer of `unknown` finish.
