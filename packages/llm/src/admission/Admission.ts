@@ -634,6 +634,34 @@ export class Admission {
         // same `retry.maxRetryAfterMs: 5000` waited the server's whole 30 s
         // here. Not the whole wait capped: a backoff's or an overload's own
         // wait is the call's to take, whatever its `maxRetryAfterMs`.
+        // A wait this caller does not take: said on the admission channel,
+        // and thrown as the kind that holds (said so the caller's caller is
+        // not told of a rate limit that is not its own: a gateway answers an
+        // overload 503, not 429).
+        const refuse = (
+          at: { index: number; readyAt: number },
+          reason: (overloaded: boolean) => string,
+        ): never => {
+          const waitMs = Math.max(0, at.readyAt - now)
+          const laneOfWait = lanes[at.index] as Lane
+          publishAdmission({
+            provider,
+            keyId: (laneOfWait[0] as Slot).keyId,
+            action: hasFallback ? 'fallback' : 'fail',
+            cause: 'cooldown',
+            waitMs,
+          })
+          const overloaded = overloadHolds(laneOfWait, now)
+          throw new RateLimitedError({
+            provider,
+            model: request.model,
+            kind: overloaded ? 'overloaded' : 'rate_limited',
+            limitedBy: overloaded ? undefined : coolingLimitedBy(lanes, now),
+            retryAfterMs: waitMs,
+            retryAtMs: this.#wall() + waitMs,
+            reason: reason(overloaded),
+          })
+        }
         const askedMs = serverWaitMs(lanes[choice.index] as Lane, now)
         if (askedMs > maxRetryAfterMs) {
           const within: Lane[] = []
@@ -658,26 +686,12 @@ export class Admission {
               readyAt: Math.min(other.readyAt, choice.readyAt),
             }
           } else {
-            const waitMs = Math.max(0, choice.readyAt - now)
-            const laneOfWait = lanes[choice.index] as Lane
-            publishAdmission({
-              provider,
-              keyId: (laneOfWait[0] as Slot).keyId,
-              action: hasFallback ? 'fallback' : 'fail',
-              cause: 'cooldown',
-              waitMs,
-            })
-            const overloaded = overloadHolds(laneOfWait, now)
-            throw new RateLimitedError({
-              provider,
-              model: request.model,
-              kind: overloaded ? 'overloaded' : 'rate_limited',
-              limitedBy: overloaded ? undefined : coolingLimitedBy(lanes, now),
-              retryAfterMs: waitMs,
-              retryAtMs: this.#wall() + waitMs,
-              // Worded as the first call's refusal (`decideRetry`), so both read alike.
-              reason: `the provider asked for ${hintSeconds(Math.ceil(askedMs))}, beyond maxRetryAfterMs (${maxRetryAfterMs} ms); not waited`,
-            })
+            // Worded as the first call's refusal (`decideRetry`), so both read alike.
+            refuse(
+              choice,
+              () =>
+                `the provider asked for ${hintSeconds(Math.ceil(askedMs))}, beyond maxRetryAfterMs (${maxRetryAfterMs} ms); not waited`,
+            )
           }
         }
         const remaining = enforcedRemaining(deadline)
@@ -687,31 +701,15 @@ export class Admission {
         const keyIdOfWait = (laneOfWait[0] as Slot).keyId
         if (waitMs <= latestStartMs && waitMs > maxWaitMs) weighAgain()
         if (waitMs > latestStartMs || waitMs > maxWaitMs) {
-          publishAdmission({
-            provider,
-            keyId: keyIdOfWait,
-            action: hasFallback ? 'fallback' : 'fail',
-            cause: 'cooldown',
-            waitMs,
-          })
           const why =
             waitMs > latestStartMs
               ? `${Math.floor(remaining)} ms left, ${Math.ceil(neededMs)} ms needed`
               : `the caller takes waits of at most ${Math.floor(maxWaitMs)} ms`
-          // Said so the caller's caller is not told of a rate limit that is
-          // not its own (a gateway answers an overload 503, not 429).
-          const overloaded = overloadHolds(laneOfWait, now)
-          throw new RateLimitedError({
-            provider,
-            model: request.model,
-            kind: overloaded ? 'overloaded' : 'rate_limited',
-            limitedBy: overloaded ? undefined : coolingLimitedBy(lanes, now),
-            retryAfterMs: waitMs,
-            retryAtMs: this.#wall() + waitMs,
-            reason: overloaded
+          refuse(choice, (overloaded) =>
+            overloaded
               ? `the provider is cooling after an overload for ${Math.ceil(waitMs)} ms or more; ${why}`
               : `every key is cooling for ${Math.ceil(waitMs)} ms or more; ${why}`,
-          })
+          )
         }
         publishAdmission({
           provider,
