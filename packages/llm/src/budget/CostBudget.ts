@@ -80,7 +80,7 @@ export interface ModelPrice {
    * USD per million input tokens written to 1-hour cache entries
    * (`Usage.cacheCreation1hInputTokens`, Anthropic's
    * `cache_creation.ephemeral_1h_input_tokens`: 2× the input price). Absent:
-   * twice the input price. Priced with the other writes at
+   * twice the input price, or `cacheCreationInputPerMTok` if that is dearer. Priced with the other writes at
    * `cacheCreationInputPerMTok`, a 5-minute price charged them 62.5% of
    * their bill.
    */

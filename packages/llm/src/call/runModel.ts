@@ -388,10 +388,10 @@ async function attemptsOn(
               firstTokenTimeoutMs: Math.max(0, options.firstTokenTimeoutMs ?? 0),
               clock: deadline?.clock,
               // The provider is answering: release waiters on a half-open probe now, not at the end.
-              onFirstToken: () => {
+              onFirstTokenTime: () => {
                 firstTokenAt = clock.now()
-                void permit?.report({ ok: true })?.catch(() => {})
               },
+              onFirstToken: () => void permit?.report({ ok: true })?.catch(() => {}),
               received,
             }),
       )

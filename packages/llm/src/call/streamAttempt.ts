@@ -17,8 +17,19 @@ export interface StreamAttemptOptions {
   sink: StreamSink
   firstTokenTimeoutMs: number
   clock: Clock | undefined
-  /** Called once, when the first token arrives (the provider is answering). */
+  /**
+   * Called once, when the stream commits at its first token (the provider is
+   * answering): past it the stream is never restarted.
+   */
   onFirstToken: () => void
+  /**
+   * Called once, at the first token's moment — the committing token, or an
+   * Anthropic `redacted_thinking` block held before it, which stops the
+   * first-token timer too (`firstTokenMs`). Not that the attempt succeeds:
+   * an error frame right after a held block still fails it as one before
+   * any token (its cooldown reported, its probe failed).
+   */
+  onFirstTokenTime?: (() => void) | undefined
   /** Filled in as the attempt goes, for the caller to read after it failed (the cost budget). */
   received?: StreamReceived | undefined
 }
@@ -68,7 +79,7 @@ export async function streamAttempt(options: StreamAttemptOptions): Promise<Send
     if (tokenCame) return
     tokenCame = true
     stopTimer()
-    options.onFirstToken()
+    options.onFirstTokenTime?.()
   }
   // The answer's `finish` came (OpenAI's, with its usage, comes before
   // `[DONE]`): a body silent and still open END_GRACE_MS later is not read on. A
@@ -169,6 +180,7 @@ export async function streamAttempt(options: StreamAttemptOptions): Promise<Send
       if (!committed) {
         committed = true
         firstToken()
+        options.onFirstToken()
         for (const early of held.splice(0)) sink.push(early)
       }
       sink.push(event)

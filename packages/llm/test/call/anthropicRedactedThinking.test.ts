@@ -1,9 +1,12 @@
+import diagnostics from 'node:diagnostics_channel'
 import { Deadline, ManualClock } from '@hourglass/core'
 import { faultServer } from '@hourglass/testkit'
 import { afterEach, describe, expect, it } from 'vitest'
 import { anthropic } from '../../src/adapters/anthropic.js'
+import { Admission } from '../../src/admission/Admission.js'
 import type { AttemptRecord } from '../../src/call/AttemptRecord.js'
 import { callModel } from '../../src/call/callModel.js'
+import { llmChannels } from '../../src/channels.js'
 import type { ChatResponse } from '../../src/types.js'
 import { rawServer } from '../adapters/support/rawServer.js'
 import { useFakes, user } from './support/fakes.js'
@@ -227,6 +230,40 @@ describe('Anthropic redacted thinking', () => {
     for await (const e of call) types.push(e.type)
     expect(types).toEqual(['signature', 'tool_call', 'tool_call', 'finish'])
     expect((await call.result).content.at(-1)).toMatchObject({ type: 'tool_call', name: 'weather' })
+  })
+
+  it('a rate limit right after it is reported as one before any token: its cooldown starts', async () => {
+    // Reported answered at the held block, the permit settled ok and the
+    // 429 after it started no cooldown: the next calls went into the limit.
+    const body =
+      streamed.slice(0, streamed.indexOf('event: content_block_start', streamed.indexOf(DATA))) +
+      event('error', { error: { type: 'rate_limit_error', message: 'Rate limited' } })
+    const server = await faultServer(() => ({
+      type: 'respond',
+      headers: { 'content-type': 'text/event-stream' },
+      body,
+    }))
+    servers.push(server)
+    const cooldowns: unknown[] = []
+    const onCooldown = (message: unknown) => cooldowns.push(message)
+    diagnostics.subscribe(llmChannels.cooldown.name, onCooldown)
+    try {
+      const call = callModel({
+        models: [fakes.adapter(anthropic({ baseURL: server.url, apiKey: 'sk', model: 'claude' }))],
+        request: { messages: [user('Weather in Paris?')], maxTokens: 64, stream: true },
+        retry: { maxAttempts: 1 },
+        limits: { admission: new Admission() },
+      })
+      const read = (async () => {
+        for await (const _ of call) {
+          // drained
+        }
+      })()
+      await expect(read).rejects.toThrow()
+      expect(cooldowns).toHaveLength(1)
+    } finally {
+      diagnostics.unsubscribe(llmChannels.cooldown.name, onCooldown)
+    }
   })
 
   it('ends, with message_stop and no stop reason, as an answer whose finish the stream says', async () => {
