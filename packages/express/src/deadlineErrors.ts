@@ -168,13 +168,15 @@ export function deadlineErrors(...misuse: never[]): ErrorRequestHandler {
     // Under an observing deadline(), a response that wrote all the length it
     // declared is ended, not destroyed (see `wholeBodyGiven`).
     // Under an observing deadline() whose budget is a cap of the server's
-    // own, the answer does not say the caller's is gone (see `markNoRetry`).
+    // own, or with more than a reserve of it left (a child's, a slice's
+    // expiry), the answer does not say the caller's is gone (see
+    // `marksCallersExpiry`).
     const action = writeExpired(
       res,
       req.method,
       reason,
       ingress?.givenBefore,
-      ingress?.callersBudget ?? true,
+      ingress?.marksCallersExpiry ?? true,
     )
     if (action === 'ended' && !endedBefore) {
       fromItsTurn(res, () => destroyIfEndStalls(res), 'finish')

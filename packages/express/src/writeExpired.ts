@@ -17,15 +17,16 @@ export interface ExpiredBody {
 
 /**
  * Answer for a request whose time ran out. Before the response started: a 504
- * with a small JSON body (no stack, no message) and, when the budget was the
- * caller's (`callersBudget`, default true: without deadline() nothing says
- * otherwise), `x-deadline-expired: 1` (`x-should-retry: false` for the
- * SDKs: `markNoRetry`),
- * written normally, so a keep-alive connection stays usable. After it started
- * (a stream): end it — unless it declared a Content-Length, which a cut-short
- * body would contradict and desynchronise the connection, or its client has
- * stopped reading (its buffers are full), so an end could never be flushed:
- * then the socket is destroyed, the cases where nothing cleaner is correct.
+ * with a small JSON body (no stack, no message) and, when the caller's
+ * budget is gone too (`marksCallersExpiry`, default true: without
+ * deadline() nothing says otherwise), `x-deadline-expired: 1`
+ * (`x-should-retry: false` for the SDKs: `markNoRetry`), written normally,
+ * so a keep-alive connection stays usable. After it started (a stream): end
+ * it, its trailer saying it was cut whoever's budget ran out — unless it
+ * declared a Content-Length, which a cut-short body would contradict and
+ * desynchronise the connection, or its client has stopped reading (its
+ * buffers are full), so an end could never be flushed: then the socket is
+ * destroyed, the cases where nothing cleaner is correct.
  * A pipelined response still queued for its socket is ended: its buffered
  * writes wait their turn, not a client that stopped reading (see `queued`).
  * So is one that has handed its socket all the length it declared
@@ -36,7 +37,7 @@ export function writeExpired(
   method: string | undefined,
   details: ExpiredBody,
   givenBefore?: number,
-  callersBudget = true,
+  marksCallersExpiry = true,
 ): '504' | 'ended' {
   // The handler's own response is complete (the error came from work done
   // after it: deadlineErrors() without deadline(), or in observe mode). It
@@ -49,9 +50,11 @@ export function writeExpired(
     const cut = cutLength(res, method) && !wholeBodyGiven(res, givenBefore)
     if (cut || (needsDrain(res) && !queued(res))) res.destroy()
     else {
-      // Its head said 200: the last chunk says the deadline cut it — the
-      // caller's, whose budget is gone too; not a cap of this server's own.
-      if (callersBudget) markCutInTrailer(res, method)
+      // Its head said 200: the last chunk says the deadline cut it, whoever's
+      // deadline it was. Here the trailer means "this body is short", not
+      // "your budget is gone": without it a stream cut by this server's own
+      // cap (maxMs, defaultMs) read as a whole 200.
+      markCutInTrailer(res, method)
       res.end()
     }
     return 'ended'
@@ -68,7 +71,7 @@ export function writeExpired(
   res.setHeader('content-type', 'application/json; charset=utf-8')
   res.setHeader('content-length', Buffer.byteLength(body))
   res.setHeader('cache-control', 'no-store')
-  markNoRetry(res, callersBudget)
+  markNoRetry(res, marksCallersExpiry)
   // A HEAD's answer has the headers of the body and not the body: Node
   // drops one written anyway, or, on a server made with
   // `rejectNonStandardBodyWrites`, throws (from the deadline's timer: an

@@ -12,9 +12,9 @@ import { aborted, client, listen, majors, type Running } from './support/servers
 // head said 200 and the caller read a shorter body it could not tell from
 // a whole answer (an empty 200 after a `flushHeaders()`). Its last chunk
 // now says the deadline cut it, in the trailer section: `x-deadline-expired: 1`.
-// The caller's deadline, so each request sends its budget: a cap of the
-// server's own (defaultMs, maxMs) ends the stream without it
-// (boundary.test.ts), as its 504 goes without the header.
+// On a started 200 the trailer means "this body was cut", whoever's budget
+// ran out: a cap of the server's own (maxMs, defaultMs) sends it too, though
+// its 504 goes without the header (the caller's budget is not gone).
 const CALLERS = { 'x-deadline-remaining-ms': '100' }
 
 describe.each(majors)('a chunked response the deadline ends ($name)', (major) => {
@@ -27,7 +27,7 @@ describe.each(majors)('a chunked response the deadline ends ($name)', (major) =>
   async function serve(start: (res: Response) => void) {
     const clock = new ManualClock()
     const app = major.app()
-    app.use(deadline({ clock, reserveMs: 0, defaultMs: 100 }))
+    app.use(deadline({ clock, reserveMs: 0, defaultMs: 100, maxMs: 100 }))
     app.get(
       '/feed',
       major.route(async (req, res) => {
@@ -73,6 +73,29 @@ describe.each(majors)('a chunked response the deadline ends ($name)', (major) =>
       const next = await request(`${running.url}/ok`, { dispatcher: agent })
       expect(await next.body.text()).toBe('ok')
       expect(running.connections).toHaveLength(1)
+      await agent.close()
+    },
+  )
+
+  it.each([
+    { whose: "the caller's budget", headers: CALLERS },
+    {
+      whose: "the server's maxMs (the caller sent 5 s)",
+      headers: { 'x-deadline-remaining-ms': '5000' },
+    },
+    { whose: "the server's defaultMs (the caller sent none)", headers: {} },
+  ])(
+    'carries the trailer when the cut was $whose: a cut stream never reads as whole',
+    async ({ headers }) => {
+      const running = await serve((res) => {
+        res.setHeader('content-type', 'application/json')
+        res.flushHeaders()
+      })
+      const agent = client({ connections: 1 })
+      const res = await request(`${running.url}/feed`, { dispatcher: agent, headers })
+      expect(res.statusCode).toBe(200)
+      expect(await res.body.text()).toBe('')
+      expect(res.trailers).toEqual({ 'x-deadline-expired': '1' })
       await agent.close()
     },
   )

@@ -1,7 +1,12 @@
 import { Deadline, ManualClock, runWithDeadline } from '@hourglass/core'
 import { createFetch } from '@hourglass/fetch'
 import { afterEach, describe, expect, it, onTestFinished } from 'vitest'
-import { callersBudget, type DeadlineMiddlewareOptions, deadline } from '../src/index.js'
+import {
+  callersBudget,
+  type DeadlineMiddlewareOptions,
+  deadline,
+  deadlineErrors,
+} from '../src/index.js'
 import { deferred, listen, majors, type Running } from './support/servers.js'
 
 // The wire says a 504 with `x-deadline-expired: 1` is the caller's budget
@@ -138,4 +143,38 @@ describe("a server's own cap is not the caller's expiry", () => {
     expect([res.status, res.headers.get('x-deadline-expired'), calls()]).toEqual([504, '1', 1])
     await res.body?.cancel()
   })
+
+  it.each([
+    { mode: 'enforce' as const, left: 4890, marked: null },
+    { mode: 'observe' as const, left: 4890, marked: null },
+    { mode: 'enforce' as const, left: 50, marked: '1' },
+  ])(
+    "a child's expiry with $left ms of the caller's left ($mode): deadlineErrors() marks the 504 only near the end",
+    async ({ mode, left, marked }) => {
+      const clock = new ManualClock()
+      const app = major.app()
+      app.use(deadline({ clock, reserveMs: 10, mode }))
+      app.get('/', (req, res, next) => {
+        // A cap made under the request's: a lookup given 100 ms of it.
+        // Enforcing even under an observing deadline(): the app's own cap.
+        const lookup = req.deadline.child(Math.min(100, req.deadline.remaining()), {
+          observe: false,
+        })
+        lookup.signal.addEventListener('abort', () => next(lookup.reason), { once: true })
+        res.on('close', () => lookup.dispose())
+        setImmediate(() => clock.advance(100))
+      })
+      app.use(deadlineErrors())
+      server = await listen(app)
+      const res = await globalThis.fetch(server.url, {
+        headers: { 'x-deadline-remaining-ms': String(left + 110) },
+      })
+      expect([
+        res.status,
+        res.headers.get('x-deadline-expired'),
+        res.headers.get('x-should-retry'),
+      ]).toEqual([504, marked, 'false'])
+      await res.body?.cancel()
+    },
+  )
 })

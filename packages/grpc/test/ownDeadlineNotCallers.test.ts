@@ -9,7 +9,12 @@ import {
   runWithDeadline,
 } from '@hourglass/core'
 import { afterEach, describe, expect, it, onTestFinished } from 'vitest'
-import { deadlineInterceptor, deadlineServerInterceptor, fromGrpcError } from '../src/index.js'
+import {
+  deadlineErrors,
+  deadlineInterceptor,
+  deadlineServerInterceptor,
+  fromGrpcError,
+} from '../src/index.js'
 import {
   connect,
   type RunningServer,
@@ -201,5 +206,56 @@ describe("the server's own cap running out is not the caller's expiry: DEADLINE_
     expect(error?.metadata.get('x-deadline-expired')).toEqual([])
     expect(error?.metadata.get('x-kept')).toEqual(['yes'])
     expect(isExpiryOf(fromGrpcError(error), request)).toBe(false)
+  })
+
+  it.each([
+    { left: "with 4.9 s of the caller's left: no trailer", budgetMs: 5000, marked: [] },
+    { left: 'within MAX_RESERVE_MS of the end: the trailer', budgetMs: 160, marked: ['1'] },
+  ])(
+    "a deadline made under the call's (child(100)) running out $left",
+    async ({ budgetMs, marked }) => {
+      const clock = new ManualClock()
+      let running: () => void = () => {}
+      const started = new Promise<void>((resolve) => {
+        running = resolve
+      })
+      server = await startServer(
+        deadlineErrors({
+          unary: (_call: unknown, callback: (error: unknown) => void) => {
+            // A lookup given 100 ms of the call's deadline.
+            const lookup = currentDeadline()!.child(100)
+            lookup.signal.addEventListener('abort', () => callback(lookup.reason), { once: true })
+            running()
+          },
+        }),
+        [deadlineServerInterceptor({ clock, reserveMs: 10 })],
+      )
+      client = connect(server.address, [deadlineInterceptor()])
+      const request = Deadline.after(budgetMs)
+      onTestFinished(() => request.dispose())
+      const pending = runWithDeadline(request, () => unary(client!, {}))
+      await started
+      clock.advance(100)
+      const { error } = await pending
+      expect(error?.code).toBe(status.DEADLINE_EXCEEDED)
+      expect(error?.metadata.get('x-deadline-expired')).toEqual(marked)
+    },
+  )
+
+  it("observe mode changes no answer: a handler's status with the trailer keeps it under maxMs", async () => {
+    const trailer = new Metadata()
+    trailer.set('x-deadline-expired', '1')
+    server = await startServer(
+      {
+        unary: (_call: unknown, callback: (error: unknown) => void) =>
+          callback({ code: status.DEADLINE_EXCEEDED, details: 'relayed', metadata: trailer }),
+      },
+      [deadlineServerInterceptor({ maxMs: 1000, mode: 'observe' })],
+    )
+    client = connect(server.address, [deadlineInterceptor()])
+    const request = Deadline.after(5000)
+    onTestFinished(() => request.dispose())
+    const { error } = await runWithDeadline(request, () => unary(client!, {}))
+    expect(error?.metadata.get('x-deadline-expired')).toEqual(['1'])
   })
 })

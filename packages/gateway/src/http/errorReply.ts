@@ -59,7 +59,8 @@ const DEADLINE_EXCEEDED_CODE = 'deadline_exceeded'
 /**
  * Any failure → OpenAI's error shape with the status a client can act on:
  * 400 bad request, 404 unknown model, 429 + `Retry-After` when every key or
- * limit is spent, 504 + `x-deadline-expired: 1` when time ran out, 502/503
+ * limit is spent, 504 + `x-deadline-expired: 1` when time ran out (which
+ * `sendError` takes off for a budget of the gateway's own cap), 502/503
  * when providers are down. Messages name providers and models (config
  * names), never upstream hosts, keys or stack traces; a provider's own text
  * is passed on only when it tells the client what to fix in its request.

@@ -1,3 +1,5 @@
+import { DEADLINE_EXPIRED_HEADER } from '@hourglass/core'
+import { callersBudget } from '@hourglass/express'
 import type { Response } from 'express'
 import type { GatewayContext } from '../GatewayContext.js'
 import {
@@ -27,6 +29,12 @@ export function sendError(ctx: GatewayContext, res: Response, error: unknown): E
   logIfBug(ctx, shaped.body.error.code, error)
   if (shaped.status !== 499 && !res.headersSent && !res.writableEnded && !res.destroyed) {
     for (const [name, value] of Object.entries(shaped.headers)) res.setHeader(name, value)
+    // `x-deadline-expired` says the caller's budget is gone too: not when
+    // the budget was the gateway's own cap (`maxMs` below what the caller
+    // sent, `defaultMs` when it sent none), deadline()'s rule. Marked, a
+    // caller 200 ms into its 5 s took the 504 for its own expiry and gave up.
+    // `x-should-retry: false` stays (the SDKs retry with no budget).
+    if (callersBudget(res.req) === false) res.removeHeader(DEADLINE_EXPIRED_HEADER)
     res.setHeader('cache-control', 'no-store')
     sendJson(res, shaped.status, shaped.body)
   }
