@@ -39,3 +39,24 @@ it.each([
     expect(JSON.parse(text)).toMatchObject({ error: 'upstream_failed' })
   },
 )
+
+// The api service's model slice running out with some of the request's time
+// left is a 504 without `x-deadline-expired` (that mark says the caller's
+// budget is gone): the toolkit edge passed it through raw — the api's budget,
+// no `x-should-retry` — where it answers for the request with its own.
+it("toolkit edge: the api's slice running out is answered as the request's 504, with the budget the caller sent", async () => {
+  const { reply } = await import('@hourglass/testkit')
+  chain = await startToolkitChain(7)
+  chain.provider.setReply(reply.hang())
+  const res = await fetch(chain.url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-deadline-remaining-ms': '2000' },
+    body: '{"question":"why"}',
+  })
+  const body = (await res.json()) as { budgetMs?: unknown; slice?: unknown }
+  expect([res.status, res.headers.get('x-should-retry'), body.budgetMs]).toEqual([
+    504,
+    'false',
+    2000,
+  ])
+})
