@@ -183,12 +183,8 @@ edge.post(
       body: JSON.stringify(req.body),
     })
     const body = await r.json()
-    if (r.status === 504 && body.error === 'deadline_exceeded') {
-      // The same at the edge: the budget our caller sent, the slice that ran
-      // out inside. Read from the body, not `x-deadline-expired`: the api
-      // leaves that off when its slice ran out with some of our budget left
-      // (it is our caller's word that its budget is gone), and what is left
-      // here is no time for anything else.
+    if (r.status === 504 && r.headers.get(DEADLINE_EXPIRED_HEADER) === '1') {
+      // The same at the edge: the budget our caller sent, the slice that ran out inside.
       throw new DeadlineExceededError({
         budgetMs: req.deadline.budgetMs,
         elapsedMs: req.deadline.elapsed(),

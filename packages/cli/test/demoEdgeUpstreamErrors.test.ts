@@ -40,10 +40,9 @@ it.each([
   },
 )
 
-// The api service's model slice running out with some of the request's time
-// left is a 504 without `x-deadline-expired` (that mark says the caller's
-// budget is gone): the toolkit edge passed it through raw — the api's budget,
-// no `x-should-retry` — where it answers for the request with its own.
+// The api service's model slice running out: the toolkit edge answers for
+// the request with its own 504 — the budget the caller sent, and
+// `x-should-retry: false` — not the api's passed through raw.
 it("toolkit edge: the api's slice running out is answered as the request's 504, with the budget the caller sent", async () => {
   const { reply } = await import('@hourglass/testkit')
   chain = await startToolkitChain(7)

@@ -9,7 +9,6 @@ import {
   defaultReserveMs,
   type InvalidDeadlineHeader,
   isDeadlineExceeded,
-  MAX_RESERVE_MS,
   MAX_TIMER_MS,
   ManualClock,
   markExpiryOf,
@@ -119,18 +118,6 @@ export class IngressRequest {
    * at its end say the caller's budget is gone (see `markNoRetry`).
    */
   readonly callersBudget: boolean
-  /**
-   * The answer for the deadline's end now says the caller's budget is gone
-   * (`x-deadline-expired`): the budget is the caller's and the request's
-   * deadline is within the largest reserve of its end (`MAX_RESERVE_MS`,
-   * the rule `@hourglass/grpc`'s `toServiceError` and client use). A
-   * deadline made under it (`req.deadline.child(100)`, a `guard`, a slice)
-   * that ran out with seconds of the caller's left leaves it its time:
-   * marked, its caller gave up on a request it could have retried.
-   */
-  get marksCallersExpiry(): boolean {
-    return this.callersBudget && this.deadline.remaining() <= MAX_RESERVE_MS
-  }
   readonly #options: ResolvedOptions
   #expiredOnArrival = false
   /** Made only when 'finish' is listened to (see `start`): removed in `#finish`. */
@@ -601,7 +588,7 @@ export class IngressRequest {
       // (the SDKs read `x-should-retry`: markNoRetry sets both; only the
       // latter for a cap of this server's own, see `callersBudget`).
       // Set first: respond may still change it.
-      markNoRetry(this.res, this.marksCallersExpiry)
+      markNoRetry(this.res, this.callersBudget)
       const error = isDeadlineExceeded(reason)
         ? asRequestExpiry(reason, this.budgetMs, elapsedMs, slice, this.deadline)
         : new DeadlineExceededError({ budgetMs: this.budgetMs, elapsedMs, slice })
@@ -628,7 +615,7 @@ export class IngressRequest {
       this.req.method,
       { budgetMs: this.budgetMs, elapsedMs, slice },
       this.#givenBefore,
-      this.marksCallersExpiry,
+      this.callersBudget,
     )
     // A started stream that was ended, not destroyed: its end may never
     // leave. A client that stopped reading with less than the socket's

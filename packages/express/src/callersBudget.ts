@@ -7,11 +7,9 @@ import { IngressRequest } from './IngressRequest.js'
  * when it sent none this server trusts), undefined when `deadline()` is not
  * in the request's chain. `deadline()`'s own answers send
  * `x-deadline-expired: 1` ("the caller's budget is gone too: do not retry")
- * only when it is true and the request's deadline is within
- * `MAX_RESERVE_MS` of its end; an app that writes its own 504 needs the
- * same word (it answered every cap of the server's with it, and its caller
- * gave up with its own time left), and checks `req.deadline.remaining()`
- * too for an expiry of a deadline it made under the request's.
+ * only when it is true; an app that writes its own 504 needs the same word
+ * (it answered every cap of the server's with it, and its caller gave up
+ * with its own time left).
  */
 export function callersBudget(req: object): boolean | undefined {
   return IngressRequest.of(req)?.callersBudget

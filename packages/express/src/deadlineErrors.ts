@@ -168,15 +168,13 @@ export function deadlineErrors(...misuse: never[]): ErrorRequestHandler {
     // Under an observing deadline(), a response that wrote all the length it
     // declared is ended, not destroyed (see `wholeBodyGiven`).
     // Under an observing deadline() whose budget is a cap of the server's
-    // own, or with more than a reserve of it left (a child's, a slice's
-    // expiry), the answer does not say the caller's is gone (see
-    // `marksCallersExpiry`).
+    // own, the answer does not say the caller's is gone (see `markNoRetry`).
     const action = writeExpired(
       res,
       req.method,
       reason,
       ingress?.givenBefore,
-      ingress?.marksCallersExpiry ?? true,
+      ingress?.callersBudget ?? true,
     )
     if (action === 'ended' && !endedBefore) {
       fromItsTurn(res, () => destroyIfEndStalls(res), 'finish')

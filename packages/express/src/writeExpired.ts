@@ -17,9 +17,9 @@ export interface ExpiredBody {
 
 /**
  * Answer for a request whose time ran out. Before the response started: a 504
- * with a small JSON body (no stack, no message) and, when the caller's
- * budget is gone too (`marksCallersExpiry`, default true: without
- * deadline() nothing says otherwise), `x-deadline-expired: 1`
+ * with a small JSON body (no stack, no message) and, when the budget was
+ * the caller's (`callersBudget`, default true: without deadline() nothing
+ * says otherwise), `x-deadline-expired: 1`
  * (`x-should-retry: false` for the SDKs: `markNoRetry`), written normally,
  * so a keep-alive connection stays usable. After it started (a stream): end
  * it, its trailer saying it was cut whoever's budget ran out — unless it
@@ -37,7 +37,7 @@ export function writeExpired(
   method: string | undefined,
   details: ExpiredBody,
   givenBefore?: number,
-  marksCallersExpiry = true,
+  callersBudget = true,
 ): '504' | 'ended' {
   // The handler's own response is complete (the error came from work done
   // after it: deadlineErrors() without deadline(), or in observe mode). It
@@ -71,7 +71,7 @@ export function writeExpired(
   res.setHeader('content-type', 'application/json; charset=utf-8')
   res.setHeader('content-length', Buffer.byteLength(body))
   res.setHeader('cache-control', 'no-store')
-  markNoRetry(res, marksCallersExpiry)
+  markNoRetry(res, callersBudget)
   // A HEAD's answer has the headers of the body and not the body: Node
   // drops one written anyway, or, on a server made with
   // `rejectNonStandardBodyWrites`, throws (from the deadline's timer: an

@@ -145,11 +145,11 @@ describe("a server's own cap is not the caller's expiry", () => {
   })
 
   it.each([
-    { mode: 'enforce' as const, left: 4890, marked: null },
-    { mode: 'observe' as const, left: 4890, marked: null },
+    { mode: 'enforce' as const, left: 4890, marked: '1' },
+    { mode: 'observe' as const, left: 4890, marked: '1' },
     { mode: 'enforce' as const, left: 50, marked: '1' },
   ])(
-    "a child's expiry with $left ms of the caller's left ($mode): deadlineErrors() marks the 504 only near the end",
+    "a child's expiry with $left ms of the caller's left ($mode): deadlineErrors() marks the 504 — a cap under the caller's budget is the request's division of it, as a slice is",
     async ({ mode, left, marked }) => {
       const clock = new ManualClock()
       const app = major.app()

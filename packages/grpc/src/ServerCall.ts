@@ -16,7 +16,6 @@ import {
   type InvalidDeadlineHeader,
   isDeadlineExceeded,
   KNOWN_DEADLINE_SOURCES,
-  MAX_RESERVE_MS,
   type ReadDeadlineResult,
   readDeadline,
   recordAnswerLateness,
@@ -168,19 +167,14 @@ export class ServerCall {
    * deadline, or a backend's status relayed by hand) on a call whose budget
    * was this server's own cap (`maxMs` cut what it sent, or `defaultMs`):
    * the caller's may have most of its time left, so the mark goes, as our
-   * own answer leaves it out (see `callersBudget`). So it does on a call
-   * whose deadline has more than `MAX_RESERVE_MS` left (a `child(100)` of
-   * it, a `guard`, a slice ran out: the caller has seconds left), the rule
-   * `toServiceError` and the client use. Not in observe mode: dark mode
-   * never changes an answer.
+   * own answer leaves it out (see `callersBudget`). Not in observe mode:
+   * dark mode never changes an answer.
    */
   #withoutCallersMark(sent: SentStatus): SentStatus {
     const metadata = sent.metadata
     const read = this.#read
-    if (this.#options.observe || read === undefined || !metadata) return sent
+    if (this.#options.observe || read === undefined || callersBudget(read) || !metadata) return sent
     if (metadata.get(DEADLINE_EXPIRED_HEADER).length === 0) return sent
-    const left = this.#deadline?.remaining() ?? 0
-    if (callersBudget(read) && left <= MAX_RESERVE_MS) return sent
     const kept = metadata.clone()
     kept.remove(DEADLINE_EXPIRED_HEADER)
     return { ...sent, metadata: kept }

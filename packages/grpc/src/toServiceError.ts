@@ -13,9 +13,7 @@ import { expiredTrailer } from './expiredStatus.js'
  * The gRPC status for an Hourglass error, as the error object grpc-js turns
  * into a status (`code` number, `details`, `metadata`): a deadline error →
  * `DEADLINE_EXCEEDED` with the `x-deadline-expired: 1` trailer (the caller's
- * budget is gone too: do not retry) when the call's `deadline` is within
- * `MAX_RESERVE_MS` of its end (or none is given), without it when a
- * deadline made under it ran out first; `ClientClosedError` → `CANCELLED`.
+ * budget is gone too: do not retry); `ClientClosedError` → `CANCELLED`.
  * An error caused by one of those (its `cause` chain: llm's
  * `StreamInterruptedError` for a streamed answer cut by its deadline, Node's
  * `AbortError`) maps as that cause. Undefined for any other error. The
@@ -57,12 +55,7 @@ export function toServiceError(
   // DEADLINE_EXCEEDED with x-deadline-expired (do not retry).
   if (expired && deadline === undefined && isForeignExpiry(ended)) return undefined
   const code = expired ? status.DEADLINE_EXCEEDED : status.CANCELLED
-  // The trailer says the caller's budget is gone too: not while the call's
-  // deadline has more than a reserve left (a child of it, a guard, a slice
-  // ran out with the caller's seconds to spare), the rule fromGrpcError
-  // reads it by. No deadline of the call's: nothing says otherwise.
-  const callersEnd = deadline === undefined || deadline.remaining() <= MAX_RESERVE_MS
-  const metadata = expired && callersEnd ? expiredTrailer() : new Metadata()
+  const metadata = expired ? expiredTrailer() : new Metadata()
   return Object.assign(new Error(ended.message, { cause: error }), {
     code,
     details: ended.message,

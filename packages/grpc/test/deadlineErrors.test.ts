@@ -74,7 +74,7 @@ const failedAfterAnswer = (method: string, message: string) => ({
 })
 
 describe('deadlineErrors: the deadline errors become gRPC statuses', () => {
-  it("a DeadlineExceededError given to the callback (a slice ran out) is DEADLINE_EXCEEDED, not UNKNOWN; no x-deadline-expired with the caller's seconds left", async () => {
+  it('a DeadlineExceededError given to the callback (a slice ran out) is DEADLINE_EXCEEDED with x-deadline-expired, not UNKNOWN', async () => {
     const work = await serve({
       unary(_call: Unary, callback: sendUnaryData<unknown>) {
         const slice = currentDeadline()!.plan({ lookup: { ms: 0 } })
@@ -83,13 +83,12 @@ describe('deadlineErrors: the deadline errors become gRPC statuses', () => {
           .then(() => callback(null, {}), callback)
       },
     })
-    // A budget of the caller's, nearly 5 s of it left when the slice ran
-    // out: the trailer ("your budget is gone too") would be a lie; it goes
-    // only within MAX_RESERVE_MS of the call's end (ownDeadlineNotCallers.test.ts).
+    // A budget of the caller's: under the server's own defaultMs the trailer
+    // would not go (ownDeadlineNotCallers.test.ts).
     const result = await unary(work, {}, { deadline: Date.now() + 5000 })
     expect(result.error?.code).toBe(status.DEADLINE_EXCEEDED)
     expect(result.error?.details).toMatch(/^deadline exceeded in slice "lookup"/)
-    expect(result.error?.metadata.get('x-deadline-expired')).toEqual([])
+    expect(result.error?.metadata.get('x-deadline-expired')).toEqual(['1'])
   })
 
   it('a ClientClosedError is CANCELLED', async () => {
@@ -160,7 +159,7 @@ describe('deadlineErrors: the deadline errors become gRPC statuses', () => {
     expect(error.code).toBe(status.DEADLINE_EXCEEDED)
   })
 
-  it("a streaming handler's call.emit('error', e) is mapped as callback(e) is: a deadline error DEADLINE_EXCEEDED, ClientClosedError CANCELLED, a status object as it came", async () => {
+  it("a streaming handler's call.emit('error', e) is mapped as callback(e) is: a deadline error DEADLINE_EXCEEDED with x-deadline-expired, ClientClosedError CANCELLED, a status object as it came", async () => {
     const work = await serve({
       serverStream(call: ServerWritableStream<{ kind: string }, unknown>) {
         const { kind } = call.request
@@ -175,8 +174,7 @@ describe('deadlineErrors: the deadline errors become gRPC statuses', () => {
     })
     const failed = (kind: string) =>
       new Promise<ServiceError>((resolve) =>
-        // A caller's budget with 5 s of it left: no trailer (it says the
-        // caller's budget is gone, only within MAX_RESERVE_MS of its end).
+        // A caller's budget: the trailer says it is gone (not under defaultMs).
         work
           .serverStream({ kind }, new Metadata(), { deadline: Date.now() + 5000 })
           .on('error', resolve),
@@ -188,7 +186,7 @@ describe('deadlineErrors: the deadline errors become gRPC statuses', () => {
     ])
     expect(deadline.code).toBe(status.DEADLINE_EXCEEDED)
     expect(deadline.details).toMatch(/^deadline exceeded in slice "render"/)
-    expect(deadline.metadata.get('x-deadline-expired')).toEqual([])
+    expect(deadline.metadata.get('x-deadline-expired')).toEqual(['1'])
     expect(closed.code).toBe(status.CANCELLED)
     expect({ code: notFound.code, details: notFound.details }).toEqual({
       code: status.NOT_FOUND,

@@ -209,7 +209,11 @@ describe("the server's own cap running out is not the caller's expiry: DEADLINE_
   })
 
   it.each([
-    { left: "with 4.9 s of the caller's left: no trailer", budgetMs: 5000, marked: [] },
+    {
+      left: "with 4.9 s of the caller's left: the trailer (a division of the caller's budget)",
+      budgetMs: 5000,
+      marked: ['1'],
+    },
     { left: 'within MAX_RESERVE_MS of the end: the trailer', budgetMs: 160, marked: ['1'] },
   ])(
     "a deadline made under the call's (child(100)) running out $left",

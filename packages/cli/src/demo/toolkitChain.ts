@@ -163,12 +163,8 @@ export async function startToolkitChain(seed: number): Promise<Chain> {
             deadline: slice,
             signal,
           })
-          const body = (await answer.json()) as { error?: unknown; slice?: unknown } | null
-          // By its body too: a slice of the api's that ran out with some of
-          // this request's time left is answered without `x-deadline-expired`
-          // (that mark says the caller's budget is gone), and what is left
-          // here is no time for anything else.
-          if (ranOut(answer) || (answer.status === 504 && body?.error === 'deadline_exceeded')) {
+          const body = (await answer.json()) as { slice?: unknown } | null
+          if (ranOut(answer)) {
             // The api service ran out of one of its slices of this request's
             // time. The edge answers for the request: its 504 carries the
             // budget the caller sent and the time since the edge received it,
