@@ -68,6 +68,7 @@ export {
 export { hearAbort } from './hearAbort.js'
 export { isHeaderName, isHeaderValue, isVisibleAscii } from './httpField.js'
 export { isAbortSignal } from './isAbortSignal.js'
+export { isCallersBudget } from './isCallersBudget.js'
 export { isDeadline } from './isDeadline.js'
 export { knownDeadlineSources } from './knownDeadlineSources.js'
 export { ManualClock } from './ManualClock.js'

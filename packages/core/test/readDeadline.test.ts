@@ -2,6 +2,7 @@ import {
   DEADLINE_SOURCES,
   Deadline,
   type DeadlineSource,
+  isCallersBudget,
   MAX_TIMER_MS,
   ManualClock,
   readDeadline,
@@ -318,5 +319,19 @@ describe('writeDeadline', () => {
     c.advance(20)
     expect(writeDeadline({}, enforced)).toBe(0)
     expect(writeDeadline({}, observed)).toBeUndefined()
+  })
+})
+
+describe('isCallersBudget', () => {
+  it("is the caller's budget only when a trusted header sent it and maxMs did not cut it", () => {
+    expect(isCallersBudget(readDeadline({ 'x-deadline-remaining-ms': '1500' }))).toBe(true)
+    expect(
+      isCallersBudget(readDeadline({ 'x-deadline-remaining-ms': '5000' }, { maxMs: 200 })),
+    ).toBe(false)
+    // None sent (or none trusted): the server's defaultMs, not the caller's.
+    expect(isCallersBudget(readDeadline({}))).toBe(false)
+    expect(
+      isCallersBudget(readDeadline({ 'x-deadline-remaining-ms': '1500' }, { sources: [] })),
+    ).toBe(false)
   })
 })

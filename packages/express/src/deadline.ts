@@ -1,4 +1,4 @@
-import { type Deadline, readDeadline, type SlicePlan } from '@hourglass/core'
+import { type Deadline, isCallersBudget, readDeadline, type SlicePlan } from '@hourglass/core'
 import type { RequestHandler } from 'express'
 import { callHook } from './callHook.js'
 import { expressChannels, type IngressInvalidHeaderMessage } from './channels.js'
@@ -58,10 +58,14 @@ export function deadline(
       callHook(resolved.onInvalidHeader, event)
     }
     // The caller's own budget unless `maxMs` cut it or none came (`defaultMs`):
-    // only its end tells the caller its budget is gone (no `minMs` here, so
-    // `clamped` is a cut).
-    const callers = read.source !== undefined && !read.clamped
-    const ingress = new IngressRequest(req, res, resolved, read.ms ?? resolved.defaultMs, callers)
+    // only its end tells the caller its budget is gone.
+    const ingress = new IngressRequest(
+      req,
+      res,
+      resolved,
+      read.ms ?? resolved.defaultMs,
+      isCallersBudget(read),
+    )
     // In observe mode `strict` reports only (the invalid-header event and
     // hook above): dark mode measures and never changes an answer, and a
     // rollout that answered 400 refused the very traffic it was measuring.

@@ -14,6 +14,7 @@ import {
   type DeadlineSource,
   defaultReserveMs,
   type InvalidDeadlineHeader,
+  isCallersBudget,
   isDeadlineExceeded,
   KNOWN_DEADLINE_SOURCES,
   type ReadDeadlineResult,
@@ -28,7 +29,7 @@ import {
   grpcChannels,
 } from './channels.js'
 import { attachDeadline } from './deadlineOf.js'
-import { callersBudget, type ExpiredBudget, expiredStatus } from './expiredStatus.js'
+import { type ExpiredBudget, expiredStatus } from './expiredStatus.js'
 import { metadataHeaders } from './metadataHeaders.js'
 import type { ResolvedServerOptions } from './serverOptions.js'
 import { markUnboundedStream } from './unboundedStream.js'
@@ -167,13 +168,14 @@ export class ServerCall {
    * deadline, or a backend's status relayed by hand) on a call whose budget
    * was this server's own cap (`maxMs` cut what it sent, or `defaultMs`):
    * the caller's may have most of its time left, so the mark goes, as our
-   * own answer leaves it out (see `callersBudget`). Not in observe mode:
+   * own answer leaves it out (core's `isCallersBudget`). Not in observe mode:
    * dark mode never changes an answer.
    */
   #withoutCallersMark(sent: SentStatus): SentStatus {
     const metadata = sent.metadata
     const read = this.#read
-    if (this.#options.observe || read === undefined || callersBudget(read) || !metadata) return sent
+    if (this.#options.observe || read === undefined || isCallersBudget(read) || !metadata)
+      return sent
     if (metadata.get(DEADLINE_EXPIRED_HEADER).length === 0) return sent
     const kept = metadata.clone()
     kept.remove(DEADLINE_EXPIRED_HEADER)

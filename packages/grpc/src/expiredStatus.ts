@@ -4,6 +4,7 @@ import {
   type DeadlineExceededError,
   type DeadlineSource,
   type InvalidDeadlineHeader,
+  isCallersBudget,
 } from '@hourglass/core'
 
 /**
@@ -35,17 +36,6 @@ export interface ExpiredBudget {
 }
 
 /**
- * The budget that ran out is the one the caller sent (its trusted header,
- * less the reserve), not a cap of the server's own: `maxMs` cutting what it
- * sent, or `defaultMs` when it sent none this server trusts. Only then does
- * the answer say the caller's budget is gone (`x-deadline-expired`): a
- * caller cut at 30 s by `maxMs` with 30 s of its own left may try again.
- */
-export function callersBudget(budget: Pick<ExpiredBudget, 'source' | 'clamped'>): boolean {
-  return budget.source !== undefined && !budget.clamped
-}
-
-/**
  * The status the server interceptor answers with when a call's time runs out.
  * The details start with core's `DeadlineExceededError` message for the
  * handler's deadline (the reason its signal aborted with); its two numbers
@@ -55,7 +45,7 @@ export function callersBudget(budget: Pick<ExpiredBudget, 'source' | 'clamped'>)
  * reserve kept back. Told "the 300 ms left when the call arrived", a caller
  * that sent 5000 ms (cut to maxMs), or one whose header was not trusted,
  * could not tell what to fix. The trailer `x-deadline-expired: 1` only when
- * that budget was the caller's (`callersBudget`).
+ * that budget was the caller's (core's `isCallersBudget`).
  */
 export function expiredStatus(
   expired: DeadlineExceededError,
@@ -77,7 +67,7 @@ export function expiredStatus(
     // Our own cap's: no trailer. With it, a caller 200 ms into its 5 s took
     // the status for its own expiry (an Express edge answered 504 "do not
     // retry" with 4.8 s left).
-    metadata: callersBudget(budget) ? expiredTrailer() : new Metadata(),
+    metadata: isCallersBudget(budget) ? expiredTrailer() : new Metadata(),
   }
 }
 
