@@ -1,7 +1,12 @@
+import { doubaoErrors, reply } from '@hourglass/testkit'
 import { describe, expect, it } from 'vitest'
+import { openAICompatible } from '../../src/adapters/openAICompatible.js'
+import { callModel } from '../../src/call/callModel.js'
 import { dialects } from '../../src/dialects/dialects.js'
+import { useFakes, user } from '../call/support/fakes.js'
 import { errorOver } from './support/errorOver.js'
 
+const fakes = useFakes()
 const doubao = dialects.doubao
 const ark = (code: string, type: string, message: string) =>
   JSON.stringify({ error: { code, message: `${message} Request id: 0217xxxx`, param: '', type } })
@@ -156,5 +161,54 @@ describe('Doubao / Volcengine Ark errors', () => {
         ),
       }),
     ).toMatchObject({ kind: 'not_found', retryable: false })
+  })
+
+  // Ark's table: 400 `OutofContextError`, the encoded text and images over
+  // the model's context window — no `InvalidParameter` prefix, so it was the
+  // status's `bad_request`.
+  it('400 OutofContextError (the prompt over the context window) is context_too_long', () => {
+    expect(
+      doubao.normalizeError({
+        status: 400,
+        body: JSON.stringify(doubaoErrors.outOfContext().body),
+      }),
+    ).toMatchObject({
+      kind: 'context_too_long',
+      retryable: false,
+      providerCode: 'OutofContextError',
+    })
+  })
+
+  it('400 OutofContextError through the fake runs the recovery step, and the smaller history is answered', async () => {
+    const fake = await fakes.start({ dialect: 'doubao' })
+    fake.enqueue(doubaoErrors.outOfContext(), reply.text('answered'))
+    const model = fakes.adapter(
+      openAICompatible({
+        baseURL: fake.baseURL,
+        apiKey: 'ark-key',
+        model: 'doubao-seed-1.6',
+        dialect: 'doubao',
+      }),
+    )
+    const steps: string[] = []
+    const response = await callModel({
+      models: [model],
+      request: {
+        messages: [user('old question'), { role: 'assistant', content: 'old answer' }, user('now')],
+        maxTokens: 64,
+      },
+      recovery: {
+        collapse: (messages) => {
+          steps.push('collapse')
+          return messages.slice(2)
+        },
+      },
+    })
+    // Before: RequestRejectedError (bad_request), no step run, one request sent.
+    expect(response.text).toBe('answered')
+    expect(steps).toEqual(['collapse'])
+    expect(fake.requests.map((r) => (r.body as { messages: unknown[] }).messages.length)).toEqual([
+      3, 1,
+    ])
   })
 })

@@ -91,6 +91,8 @@ describe('Qwen / DashScope: 403s that refuse one model, not the key', () => {
     ],
     ['AccessDenied', 'Access denied.'],
     ['access_denied', 'Access denied.'],
+    // The key's sub-workspace not granted this model: it still calls those it was.
+    ['Model.AccessDenied', 'Model access denied.'],
   ])(
     '403 %s refuses this model on this key: auth, scope model (native and compatible mode)',
     (code, message) => {
@@ -105,40 +107,49 @@ describe('Qwen / DashScope: 403s that refuse one model, not the key', () => {
     },
   )
 
-  it('403 AccessDenied.Unpurchased through the fake: a fallback to another Qwen model on the same key answers, call after call', async () => {
-    const clock = new ManualClock(1_000)
-    const admission = new Admission({ clock, defaultNeededMs: 0, logger: { warn: () => {} } })
-    // The account has not bought qwen3-max; qwen-plus it may call.
-    const byModel = (r: RecordedRequest) =>
-      r.model === 'qwen3-max'
-        ? qwenErrors.modelAccessDenied()
-        : reply.text(`answered by ${r.model}`)
-    const fake = await fakes.start({ dialect: 'qwen', reply: byModel })
-    const onKey = (model: string) =>
-      fakes.adapter(
-        openAICompatible({ baseURL: fake.baseURL, apiKey: 'sk-dashscope', model, dialect: 'qwen' }),
-      )
-    const unpurchased = onKey('qwen3-max')
-    const other = onKey('qwen-plus')
-    using deadline = Deadline.after(15_000, { clock })
-    const call = () =>
-      callModel({
-        models: [unpurchased, other],
-        request: { messages: [user('hi')], maxTokens: 16 },
-        deadline,
-        limits: { admission },
-      })
-    // Before: `auth` — the key was retired, and the fallback on it refused
-    // unsent ("every key of qwen is retired"), this call and every later one.
-    expect((await call()).text).toBe('answered by qwen-plus')
-    // qwen3-max is retired on the key: not asked again; qwen-plus still is.
-    expect((await call()).text).toBe('answered by qwen-plus')
-    expect(fake.requests.map((r) => [r.model, r.apiKey])).toEqual([
-      ['qwen3-max', 'sk-dashscope'],
-      ['qwen-plus', 'sk-dashscope'],
-      ['qwen-plus', 'sk-dashscope'],
-    ])
-  })
+  it.each(['AccessDenied.Unpurchased', 'Model.AccessDenied'] as const)(
+    '403 %s through the fake: a fallback to another Qwen model on the same key answers, call after call',
+    async (code) => {
+      const clock = new ManualClock(1_000)
+      const admission = new Admission({ clock, defaultNeededMs: 0, logger: { warn: () => {} } })
+      // The account has not bought qwen3-max (or the key's sub-workspace was
+      // not granted it); qwen-plus it may call.
+      const byModel = (r: RecordedRequest) =>
+        r.model === 'qwen3-max'
+          ? qwenErrors.modelAccessDenied(code)
+          : reply.text(`answered by ${r.model}`)
+      const fake = await fakes.start({ dialect: 'qwen', reply: byModel })
+      const onKey = (model: string) =>
+        fakes.adapter(
+          openAICompatible({
+            baseURL: fake.baseURL,
+            apiKey: 'sk-dashscope',
+            model,
+            dialect: 'qwen',
+          }),
+        )
+      const unpurchased = onKey('qwen3-max')
+      const other = onKey('qwen-plus')
+      using deadline = Deadline.after(15_000, { clock })
+      const call = () =>
+        callModel({
+          models: [unpurchased, other],
+          request: { messages: [user('hi')], maxTokens: 16 },
+          deadline,
+          limits: { admission },
+        })
+      // Before: `auth` — the key was retired, and the fallback on it refused
+      // unsent ("every key of qwen is retired"), this call and every later one.
+      expect((await call()).text).toBe('answered by qwen-plus')
+      // qwen3-max is retired on the key: not asked again; qwen-plus still is.
+      expect((await call()).text).toBe('answered by qwen-plus')
+      expect(fake.requests.map((r) => [r.model, r.apiKey])).toEqual([
+        ['qwen3-max', 'sk-dashscope'],
+        ['qwen-plus', 'sk-dashscope'],
+        ['qwen-plus', 'sk-dashscope'],
+      ])
+    },
+  )
 
   it('403 AccessDenied.Unpurchased on one account of two: the model is answered with the other key, call after call', async () => {
     const clock = new ManualClock(1_000)

@@ -148,7 +148,11 @@ describe('fake Qwen / DashScope', () => {
 
   it('refuses a model the account may not call with 403 AccessDenied.Unpurchased (or AccessDenied) in compatible mode', async () => {
     fake = await startFakeProvider({ dialect: 'qwen' })
-    fake.enqueue(qwenErrors.modelAccessDenied(), qwenErrors.modelAccessDenied('AccessDenied'))
+    fake.enqueue(
+      qwenErrors.modelAccessDenied(),
+      qwenErrors.modelAccessDenied('AccessDenied'),
+      qwenErrors.modelAccessDenied('Model.AccessDenied'),
+    )
     const unpurchased = await chat(fake.baseURL)
     expect(unpurchased.status).toBe(403)
     expect(await unpurchased.json()).toMatchObject({
@@ -162,6 +166,12 @@ describe('fake Qwen / DashScope', () => {
     expect(denied.status).toBe(403)
     expect(await denied.json()).toMatchObject({
       error: { code: 'AccessDenied', message: 'Access denied.' },
+    })
+    // The key's sub-workspace not granted this model.
+    const notGranted = await chat(fake.baseURL)
+    expect(notGranted.status).toBe(403)
+    expect(await notGranted.json()).toMatchObject({
+      error: { code: 'Model.AccessDenied', message: 'Model access denied.' },
     })
     expect(() => qwenErrors.modelAccessDenied('InvalidApiKey' as 'AccessDenied')).toThrow(TypeError)
   })
@@ -284,5 +294,15 @@ describe('fake Doubao / Ark', () => {
       expect(error['message']?.startsWith(words)).toBe(true)
     }
     expect(() => doubaoErrors.quotaExceeded('daily' as 'queued')).toThrow(TypeError)
+  })
+
+  it('answers 400 OutofContextError for a prompt over the context window', async () => {
+    fake = await startFakeProvider({ dialect: 'doubao' })
+    fake.enqueue(doubaoErrors.outOfContext())
+    const refused = await chat(fake.baseURL)
+    expect(refused.status).toBe(400)
+    expect(await refused.json()).toMatchObject({
+      error: { code: 'OutofContextError', type: 'BadRequest', param: '' },
+    })
   })
 })

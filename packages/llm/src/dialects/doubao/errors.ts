@@ -25,6 +25,13 @@ const DOUBAO_CODES: Readonly<Record<string, ErrorKind>> = {
   // not the request. As the status's `bad_request` the call failed with no
   // retry and no fallback, and a client was told to fix its request.
   ContentSecurityDetectionError: 'server_error',
+  // 400 `OutofContextError`, "Total tokens of image and text exceed max
+  // message tokens." (Ark's error-code table: the text and images, encoded,
+  // over the model's context window). A code of its own, no
+  // `InvalidParameter` prefix, so the words were never read (below): as the
+  // status's `bad_request` the call failed with no prompt-too-long step
+  // (`collapse`, `compact`) run, where a smaller history is what Ark asks for.
+  OutofContextError: 'context_too_long',
   AuthenticationError: 'auth',
   AccessDenied: 'auth',
   InternalServiceError: 'server_error',

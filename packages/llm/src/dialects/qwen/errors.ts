@@ -43,6 +43,12 @@ const QWEN_CODES: Readonly<Record<string, ErrorKind>> = {
   AccessDenied: 'auth',
   access_denied: 'auth',
   'AccessDenied.Unpurchased': 'auth',
+  // 403 "Model access denied." (Model Studio's status codes): the key's
+  // workspace is not granted this model — a sub-workspace's key calls only
+  // the models its workspace was given permission for, and goes on serving
+  // those. As the status's `auth` it retired the key for every model: the
+  // call's fallback to a model the workspace may call was refused unsent.
+  'Model.AccessDenied': 'auth',
   ModelNotFound: 'not_found',
   model_not_found: 'not_found',
   RequestTimeOut: 'timeout',
@@ -56,6 +62,7 @@ const MODEL_REFUSED: ReadonlySet<string> = new Set([
   'AccessDenied',
   'access_denied',
   'AccessDenied.Unpurchased',
+  'Model.AccessDenied',
 ])
 
 /**

@@ -78,6 +78,19 @@ export const doubaoErrors = {
         : 'The request has exceeded the quota.'
     return error(429, 'QuotaExceeded', `${message} Request ID: ${REQUEST_ID}`, 'TooManyRequests')
   },
+  /**
+   * 400 `OutofContextError`: the request's text and images, encoded, are more
+   * tokens than the model's context window — "Total tokens of image and text
+   * exceed max message tokens." (Ark's error-code table, type `BadRequest`).
+   */
+  outOfContext(): ErrorReply {
+    return error(
+      400,
+      'OutofContextError',
+      'Total tokens of image and text exceed max message tokens.',
+      'BadRequest',
+    )
+  },
   /** 403 `AccountOverdueError`: permanent until the bill is paid. */
   accountOverdue(): ErrorReply {
     return error(

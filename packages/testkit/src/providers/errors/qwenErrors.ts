@@ -10,6 +10,14 @@ export const QWEN_THROTTLING_MESSAGES = {
 
 export type QwenThrottlingCode = keyof typeof QWEN_THROTTLING_MESSAGES
 
+/** The 403s that refuse one model to the key, with Model Studio's words. */
+const MODEL_ACCESS_MESSAGES = {
+  'AccessDenied.Unpurchased':
+    'Access to model denied. Please make sure you are eligible for using the model.',
+  AccessDenied: 'Access denied.',
+  'Model.AccessDenied': 'Model access denied.',
+} as const
+
 const nativeBody = (code: string, message: string) => ({
   code,
   message,
@@ -116,16 +124,21 @@ export const qwenErrors = {
    * HTTP 403 in compatible mode when the account may not call this model:
    * `AccessDenied.Unpurchased` (default), "Access to model denied. Please
    * make sure you are eligible for using the model." — the model not
-   * purchased — or `AccessDenied`, "Access denied." — e.g. a model in an
-   * invitation-only test (Model Studio's status codes). The same key still
-   * serves the account's other models.
+   * purchased —, `AccessDenied`, "Access denied." — e.g. a model in an
+   * invitation-only test —, or `Model.AccessDenied`, "Model access denied."
+   * — the key's (sub-)workspace not granted this model (Model Studio's
+   * status codes). The same key still serves the account's (the
+   * workspace's) other models.
    */
   modelAccessDenied(
-    code: 'AccessDenied.Unpurchased' | 'AccessDenied' = 'AccessDenied.Unpurchased',
+    code:
+      | 'AccessDenied.Unpurchased'
+      | 'AccessDenied'
+      | 'Model.AccessDenied' = 'AccessDenied.Unpurchased',
   ): ErrorReply {
-    if (code !== 'AccessDenied.Unpurchased' && code !== 'AccessDenied') {
+    if (!Object.hasOwn(MODEL_ACCESS_MESSAGES, code)) {
       throw new TypeError(
-        `qwenErrors.modelAccessDenied: code must be 'AccessDenied.Unpurchased' or 'AccessDenied', got ${String(code)}`,
+        `qwenErrors.modelAccessDenied: code must be one of ${Object.keys(MODEL_ACCESS_MESSAGES).join(', ')}, got ${String(code)}`,
       )
     }
     return {
@@ -133,10 +146,7 @@ export const qwenErrors = {
       status: 403,
       body: {
         error: {
-          message:
-            code === 'AccessDenied'
-              ? 'Access denied.'
-              : 'Access to model denied. Please make sure you are eligible for using the model.',
+          message: MODEL_ACCESS_MESSAGES[code],
           type: code,
           param: null,
           code,
