@@ -8,6 +8,11 @@ import { anthropicUserIdRefused } from './anthropicUserIdRefused.js'
 import { checkReplyFields } from './checkReplyFields.js'
 import { deepseekReasoningMissing } from './deepseekReasoningMissing.js'
 import { deepseekErrors } from './errors/deepseekErrors.js'
+import {
+  GEMINI_ANSWER,
+  type GeminiAnswerMark,
+  geminiAnswerBody,
+} from './errors/geminiAnswerBody.js'
 import { RESET_AFTER_S, stampResets } from './errors/resetAfterS.js'
 import { geminiFunctionNameRefused } from './geminiFunctionNameRefused.js'
 import { geminiJsonWithToolsRefused } from './geminiJsonWithToolsRefused.js'
@@ -32,6 +37,7 @@ import type {
   TextReply,
 } from './types.js'
 import { anthropicMessages } from './wire/anthropicMessages.js'
+import { geminiGenerate } from './wire/geminiGenerate.js'
 import { geminiJsonArray } from './wire/geminiJsonArray.js'
 import { stringifyWithRaw } from './wire/RawJson.js'
 import type { Frame, WireFormat } from './wire/WireFormat.js'
@@ -148,6 +154,8 @@ function describeReply(reply: unknown): string {
 
 async function writeError(ctx: ReplyContext, reply: ErrorReply): Promise<void> {
   if (!(await pause(ctx.clock, reply.latencyMs ?? 0, ctx.signal))) return
+  const answer = (reply as { [GEMINI_ANSWER]?: GeminiAnswerMark })[GEMINI_ANSWER]
+  if (answer !== undefined) return writeGeminiAnswer(ctx, reply, answer)
   const text = typeof reply.body === 'string' ? reply.body : JSON.stringify(reply.body)
   const resetAfterS = (reply as { [RESET_AFTER_S]?: number })[RESET_AFTER_S]
   ctx.res.writeHead(reply.status, {
@@ -165,6 +173,39 @@ async function writeError(ctx: ReplyContext, reply: ErrorReply): Promise<void> {
       : stampResets(reply.headers, ctx.wallNowMs(), resetAfterS)),
   })
   ctx.record.outcome = 'error'
+  ctx.res.end(text)
+}
+
+/**
+ * A Gemini answer with nothing to use in it (`geminiErrors.promptBlocked()`,
+ * `.malformedFunctionCall()`), in the form the request asked for, as Gemini
+ * sends every answer: a stream's one `alt=sse` event (`text/event-stream`),
+ * the JSON array's one element, or the JSON. Scripted by hand as
+ * `reply.error(200, body)`, they went out as a JSON body whatever was
+ * asked — to a stream request too —, so a stream parser that drops an
+ * event without candidates (the blocked prompt read as an empty answer)
+ * was never run against them. Another route gets the JSON.
+ */
+function writeGeminiAnswer(ctx: ReplyContext, reply: ErrorReply, mark: GeminiAnswerMark): void {
+  const json = JSON.stringify(geminiAnswerBody(reply.body, ctx.record))
+  const gemini = ctx.record.route === 'gemini'
+  const sse = gemini && ctx.record.stream
+  const array = gemini && ctx.wire === geminiJsonArray
+  const text = sse ? `data: ${json}\r\n\r\n` : array ? `[${json}]` : json
+  ctx.res.writeHead(reply.status, {
+    'content-type': sse
+      ? geminiGenerate.streamContentType
+      : array
+        ? geminiJsonArray.streamContentType
+        : 'application/json',
+    ...(sse || array ? { 'cache-control': 'no-cache' } : {}),
+    'content-length': Buffer.byteLength(text),
+    ...requestIdHeader(ctx, randomBytes(12).toString('hex')),
+    ...reply.headers,
+  })
+  ctx.record.outcome = 'error'
+  // A malformed call was written (and billed) before Gemini gave up on it.
+  if (mark.generated) ctx.record.paid = true
   ctx.res.end(text)
 }
 

@@ -23,6 +23,7 @@ describe('Anthropic error bodies: error.details', () => {
     ['usageLimitReached', anthropicErrors.usageLimitReached()],
     ['organizationDisabled', anthropicErrors.organizationDisabled()],
     ['rateLimited', anthropicErrors.rateLimited()],
+    ['monthlySpendLimit', anthropicErrors.monthlySpendLimit()],
     ['apiError', anthropicErrors.apiError()],
     ['overloaded', anthropicErrors.overloaded()],
     ['outputBlocked', anthropicErrors.outputBlocked()],
@@ -62,5 +63,20 @@ describe('Anthropic error bodies: error.details', () => {
     expect(errorOf(anthropicErrors.spendCapReached())['details']).toEqual({
       error_code: 'enforced_spend_limit_reached',
     })
+  })
+
+  it('the monthly spend limit: a rate_limit_error in its own words, retry-after minutes long, no error code', () => {
+    const reply = anthropicErrors.monthlySpendLimit()
+    expect(reply.status).toBe(429)
+    expect(errorOf(reply)).toEqual({
+      details: null,
+      type: 'rate_limit_error',
+      message:
+        "This request would exceed your account's monthly spend limit. Please try again later.",
+    })
+    expect(reply.headers).toMatchObject({ 'retry-after': '600', 'x-should-retry': 'true' })
+    expect(anthropicErrors.monthlySpendLimit({ retryAfterS: 3600 }).headers?.['retry-after']).toBe(
+      '3600',
+    )
   })
 })

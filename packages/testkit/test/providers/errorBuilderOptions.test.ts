@@ -39,6 +39,12 @@ const cases: Array<{
     meant: 'retryAfterS',
   },
   {
+    taker: 'anthropicErrors.monthlySpendLimit()',
+    build: (o) => anthropicErrors.monthlySpendLimit(o),
+    key: 'retryAfterMs',
+    meant: 'retryAfterS',
+  },
+  {
     taker: 'anthropicErrors.overloadedInStream()',
     build: (o) => anthropicErrors.overloadedInStream(o),
     key: 'afterToken',
@@ -67,6 +73,18 @@ const cases: Array<{
     build: (o) => geminiErrors.payloadTooLarge(o),
     key: 'limitByte',
     meant: 'limitBytes',
+  },
+  {
+    taker: 'geminiErrors.promptBlocked()',
+    build: (o) => geminiErrors.promptBlocked(o),
+    key: 'blockreason',
+    meant: 'blockReason',
+  },
+  {
+    taker: 'geminiErrors.malformedFunctionCall()',
+    build: (o) => geminiErrors.malformedFunctionCall(o),
+    key: 'finishMesage',
+    meant: 'finishMessage',
   },
   {
     taker: 'qwenErrors.throttlingInStream()',

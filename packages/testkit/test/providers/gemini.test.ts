@@ -145,4 +145,54 @@ describe('fake Gemini', () => {
     }
     expect(body.usageMetadata).toMatchObject({ promptTokenCount: 100, cachedContentTokenCount: 64 })
   })
+  it('sends a blocked prompt as Gemini answers: no candidates, in the form the request asked for', async () => {
+    fake = await startFakeProvider({ dialect: 'gemini', reply: geminiErrors.promptBlocked() })
+    const blocked = {
+      promptFeedback: { blockReason: 'PROHIBITED_CONTENT' },
+      usageMetadata: {
+        promptTokenCount: expect.any(Number),
+        totalTokenCount: expect.any(Number),
+        promptTokensDetails: [{ modality: 'TEXT', tokenCount: expect.any(Number) }],
+      },
+      modelVersion: 'gemini-2.0-flash',
+      responseId: expect.any(String),
+    }
+    // A stream's one event, as a stream: the fake sent JSON to a stream request.
+    const sse = await generate(fake.baseURL, 'streamGenerateContent', '?alt=sse')
+    expect(sse.status).toBe(200)
+    expect(sse.headers.get('content-type')).toBe('text/event-stream')
+    const stream = await readSse(sse)
+    expect(stream.raw).toMatch(/^data: \{.*\}\r\n\r\n$/)
+    expect(stream.events.map((e) => JSON.parse(e.data))).toEqual([blocked])
+    // The JSON array's one element; the whole answer.
+    const array = await generate(fake.baseURL, 'streamGenerateContent')
+    expect(await array.json()).toEqual([blocked])
+    const json = (await (await generate(fake.baseURL, 'generateContent')).json()) as object
+    expect(json).toEqual(blocked)
+    expect('candidates' in json).toBe(false)
+    expect(fake.paidGenerations).toBe(0)
+  })
+
+  it('sends a malformed function call as a 200 candidate with no content; it is billed', async () => {
+    fake = await startFakeProvider({
+      dialect: 'gemini',
+      reply: geminiErrors.malformedFunctionCall({ finishMessage: 'Malformed function call: x()' }),
+    })
+    const stream = await readSse(await generate(fake.baseURL, 'streamGenerateContent', '?alt=sse'))
+    expect(stream.events.map((e) => JSON.parse(e.data))).toEqual([
+      expect.objectContaining({
+        candidates: [
+          {
+            content: {},
+            finishReason: 'MALFORMED_FUNCTION_CALL',
+            finishMessage: 'Malformed function call: x()',
+            index: 0,
+          },
+        ],
+        modelVersion: 'gemini-2.0-flash',
+      }),
+    ])
+    expect(fake.requests[0]!.outcome).toBe('error')
+    expect(fake.paidGenerations).toBe(1)
+  })
 })

@@ -159,6 +159,29 @@ export const anthropicErrors = {
       headers: { 'request-id': 'req_011CFakeHourglass' },
     }
   },
+  /**
+   * 429 `rate_limit_error` for the account's monthly spend limit in the words
+   * the API answers it with today — "This request would exceed your
+   * account's monthly spend limit. Please try again later." (verbatim, with
+   * its `req_011C…` id, in earendil-works/pi#9849, can1357/oh-my-pi#5418,
+   * NousResearch/hermes-agent#91091), `details: null` as every
+   * `rate_limit_error` — and, unlike `spendCapReached()`, no error code, a
+   * `retry-after` minutes long (`retryAfterS`, default 600: the clients in
+   * those reports waited it, capped at 600 s, retry after retry) and
+   * `x-should-retry: true`, as the captured Anthropic 429s carry it
+   * (anthropics/anthropic-sdk-typescript#357, brainlid/langchain#302). Only
+   * the message tells it from a rate limit: no wait within the month lifts it.
+   */
+  monthlySpendLimit(options: { retryAfterS?: number } = {}): ErrorReply {
+    // Ignored, a misspelled option scripted the default instead.
+    refuseUnknownOptions(options, ['retryAfterS'], 'anthropicErrors.monthlySpendLimit()')
+    return error(
+      429,
+      'rate_limit_error',
+      "This request would exceed your account's monthly spend limit. Please try again later.",
+      { 'retry-after': String(options.retryAfterS ?? 600), 'x-should-retry': 'true' },
+    )
+  },
   invalidRequest(message = 'messages: at least one message is required'): ErrorReply {
     return error(400, 'invalid_request_error', message)
   },

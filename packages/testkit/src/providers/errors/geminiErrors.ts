@@ -1,5 +1,6 @@
 import { refuseUnknownOptions } from '@hourglass/core'
 import type { ErrorReply } from '../types.js'
+import { GEMINI_ANSWER } from './geminiAnswerBody.js'
 
 /** Gemini API (google.rpc.Status) error bodies. */
 export const geminiErrors = {
@@ -141,6 +142,50 @@ export const geminiErrors = {
       headers: {},
     }
   },
+  /**
+   * A prompt Gemini blocked (`blockReason`, default `PROHIBITED_CONTENT`;
+   * `SAFETY`, `BLOCKLIST`, `OTHER`, …): HTTP 200 and no `candidates` at all,
+   * only `promptFeedback` beside the prompt's usage — `{"promptFeedback":
+   * {"blockReason":"PROHIBITED_CONTENT"},"usageMetadata":{"promptTokenCount":
+   * 13,"totalTokenCount":13}}` (vercel/ai#19758, a gemini `alt=sse` stream of
+   * that one event; vercel/ai#4236; BerriAI/litellm#20105, the JSON-array
+   * form `[{…}]`). Sent in the form the request asked for: a whole answer, a
+   * stream's only event, or the array's only element.
+   */
+  promptBlocked(options: { blockReason?: string } = {}): ErrorReply {
+    // Ignored, a misspelled option scripted the default instead.
+    refuseUnknownOptions(options, ['blockReason'], 'geminiErrors.promptBlocked()')
+    return geminiAnswer(
+      { promptFeedback: { blockReason: options.blockReason ?? 'PROHIBITED_CONTENT' } },
+      false,
+    )
+  },
+  /**
+   * The model wrote a function call Gemini could not parse (code, most
+   * often): HTTP 200, a candidate with `finishReason: "MALFORMED_FUNCTION_CALL"`,
+   * an empty `content` (`{}`) and the attempt in `finishMessage` —
+   * `{"candidates":[{"content":{},"finishReason":"MALFORMED_FUNCTION_CALL"}],
+   * "usageMetadata":{"promptTokenCount":9056,"totalTokenCount":9056,…}}`
+   * (vercel/ai#5039, gemini-2.0-flash-lite; the `finish_message` "Malformed
+   * function call: print(default_api.…)" in langchain-ai/langchain-google#725).
+   * Generated, so billed (`paid`). Sent in the form the request asked for,
+   * as `promptBlocked`.
+   */
+  malformedFunctionCall(options: { finishMessage?: string } = {}): ErrorReply {
+    // Ignored, a misspelled option scripted the default instead.
+    refuseUnknownOptions(options, ['finishMessage'], 'geminiErrors.malformedFunctionCall()')
+    const finishMessage =
+      options.finishMessage ??
+      "Malformed function call: print(default_api.get_weather(city='Paris'))"
+    return geminiAnswer(
+      {
+        candidates: [
+          { content: {}, finishReason: 'MALFORMED_FUNCTION_CALL', finishMessage, index: 0 },
+        ],
+      },
+      true,
+    )
+  },
   invalidArgument(message = 'Request contains an invalid argument.'): ErrorReply {
     return rpcError(400, 'INVALID_ARGUMENT', message)
   },
@@ -163,4 +208,12 @@ function rpcError(status: number, code: string, message: string): ErrorReply {
     body: { error: { code: status, message, status: code } },
     headers: {},
   }
+}
+
+/** A 200 answer with nothing to use in it, sent as Gemini sends answers (`GEMINI_ANSWER`). */
+function geminiAnswer(body: object, generated: boolean): ErrorReply {
+  return Object.assign<ErrorReply, object>(
+    { kind: 'error', status: 200, body, headers: {} },
+    { [GEMINI_ANSWER]: { generated } },
+  )
 }
