@@ -310,3 +310,30 @@ describe('log probabilities (logprobs, top_logprobs)', () => {
     }
   })
 })
+
+describe('an output cap below the thinking budget of reasoning_effort (Anthropic)', () => {
+  const messages = [{ role: 'user' as const, content: 'hi' }]
+
+  it('is refused naming the cap field the client sent: max_completion_tokens, or max_tokens', async () => {
+    // The official client's current cap field: named as sent, not as llm's `max_tokens`.
+    const current = await send('anthropic', {
+      messages,
+      reasoning_effort: 'high',
+      max_completion_tokens: 2000,
+    })
+    expect(current.error?.status).toBe(400)
+    expect(current.error?.error).toMatchObject({
+      code: 'unsupported_field',
+      param: 'max_completion_tokens',
+    })
+    expect(current.error?.message).toMatch(/^400 max_completion_tokens: /)
+    expect(current.error?.message).toContain('24576 tokens), got 2000')
+    expect(current.error?.message).toContain('send a max_completion_tokens above it')
+    expect(current.sent).toHaveLength(0)
+
+    const older = await send('anthropic', { messages, reasoning_effort: 'high', max_tokens: 2000 })
+    expect(older.error?.error).toMatchObject({ code: 'unsupported_field', param: 'max_tokens' })
+    expect(older.error?.message).toContain('send a max_tokens above it')
+    expect(older.sent).toHaveLength(0)
+  })
+})

@@ -33,6 +33,7 @@ import { sendError } from './sendError.js'
 import { sendJson } from './sendJson.js'
 import { setProviderHeader } from './setProviderHeader.js'
 import { streamCompletion } from './streamCompletion.js'
+import type { CapField } from './untranslatableRefusal.js'
 
 /**
  * `POST /v1/chat/completions`: an OpenAI request → the model's fallback list
@@ -51,7 +52,8 @@ export function chatCompletions(ctx: GatewayContext) {
     let status = 200
     // The model's fallback list, once resolved: a fallback's refusal names its entry.
     let targets: readonly ModelTarget[] = []
-    let maxTokensSent = true
+    // The cap field the client sent, if any: a refusal of the cap names it.
+    let capField: CapField | undefined = 'max_tokens'
     try {
       const {
         model: requested,
@@ -68,8 +70,8 @@ export function chatCompletions(ctx: GatewayContext) {
       }
       if (resolved.route) fields['route'] = `${resolved.route.side}:${resolved.name}`
       targets = resolved.targets
-      maxTokensSent = sentMaxTokens(req.body)
-      refuseUntranslatable(ctx.config, targets, request, maxTokensSent)
+      capField = capFieldSent(req.body)
+      refuseUntranslatable(ctx.config, targets, request, capField)
       // A cost bound must bound the bill: fields billed beyond the price table are refused under it.
       if (ctx.config.policy.maxCostUsdPerRequest !== undefined) {
         refuseUnpricedFields(request, resolved.targets, ctx.providerPrices)
@@ -111,7 +113,7 @@ export function chatCompletions(ctx: GatewayContext) {
                 ? undefined
                 : `${fields['provider']}/${fields['upstreamModel']}`,
             failedBeforeFirstEvent: (error) =>
-              refusedWhenReached(ctx.config, targets, fields, error, maxTokensSent),
+              refusedWhenReached(ctx.config, targets, fields, error, capField),
           },
         )
       } else {
@@ -144,7 +146,7 @@ export function chatCompletions(ctx: GatewayContext) {
       const shaped = sendError(
         ctx,
         res,
-        refusedWhenReached(ctx.config, targets, fields, error, maxTokensSent),
+        refusedWhenReached(ctx.config, targets, fields, error, capField),
       )
       status = shaped.status
       fields['error'] = shaped.body.error.code
@@ -170,13 +172,17 @@ export function chatCompletions(ctx: GatewayContext) {
 }
 
 /**
- * The client set an output cap (else the request carries
- * `policy.defaultMaxTokens`, which a refusal of it must say). The body
- * parsed, so it is an object.
+ * The output cap field the client set, if any (else the request carries
+ * `policy.defaultMaxTokens`, which a refusal of it must say): a refusal of
+ * the cap names the field the client wrote — `max_completion_tokens`, what
+ * the official clients' types now offer, was answered `param: "max_tokens"`,
+ * a field it never sent. Both set are the same value (else refused first).
+ * The body parsed, so it is an object.
  */
-function sentMaxTokens(body: unknown): boolean {
+function capFieldSent(body: unknown): CapField | undefined {
   const json = body as Record<string, unknown>
-  return json['max_tokens'] != null || json['max_completion_tokens'] != null
+  if (json['max_completion_tokens'] != null) return 'max_completion_tokens'
+  return json['max_tokens'] != null ? 'max_tokens' : undefined
 }
 
 /**

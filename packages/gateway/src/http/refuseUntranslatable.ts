@@ -1,7 +1,7 @@
 import type { GatewayConfig, ModelTarget } from '../config/gatewayConfigSchema.js'
 import type { ChatRequest } from '../llm.js'
 import { dialects, isInvalidChatRequest } from '../llm.js'
-import { untranslatableRefusal } from './untranslatableRefusal.js'
+import { type CapField, untranslatableRefusal } from './untranslatableRefusal.js'
 
 /**
  * Refuses, before anything is sent, a request that a provider of the
@@ -15,13 +15,14 @@ import { untranslatableRefusal } from './untranslatableRefusal.js'
  * A `max_tokens` refused (Anthropic's thinking budget for `reasoning_effort`
  * must be below it) is not a field to remove: the answer says to raise it,
  * and, when the client sent none, that the value refused is the gateway's
- * `policy.defaultMaxTokens`, which the client never saw.
+ * `policy.defaultMaxTokens`, which the client never saw; sent, it is named
+ * as the client wrote it (`capField`: `max_completion_tokens` or `max_tokens`).
  */
 export function refuseUntranslatable(
   config: GatewayConfig,
   targets: readonly ModelTarget[],
   request: ChatRequest,
-  maxTokensSent = true,
+  capField: CapField | undefined,
 ): void {
   for (const [i, target] of targets.entries()) {
     const provider = config.providers[target.provider]
@@ -44,7 +45,7 @@ export function refuseUntranslatable(
       // as this one (`refusedWhenReached`).
       if (error.reason === 'provider_value' && i > 0) continue
       throw untranslatableRefusal(error, target, provider.dialect, {
-        maxTokensSent,
+        capField,
         reachedLate: false,
       })
     }

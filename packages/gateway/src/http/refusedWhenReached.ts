@@ -1,6 +1,6 @@
 import type { GatewayConfig, ModelTarget } from '../config/gatewayConfigSchema.js'
 import { isInvalidChatRequest } from '../llm.js'
-import { untranslatableRefusal } from './untranslatableRefusal.js'
+import { type CapField, untranslatableRefusal } from './untranslatableRefusal.js'
 
 /**
  * What a call that failed is answered as when the model it ended on could
@@ -18,7 +18,7 @@ export function refusedWhenReached(
   targets: readonly ModelTarget[],
   last: { provider?: unknown; upstreamModel?: unknown },
   error: unknown,
-  maxTokensSent: boolean,
+  capField: CapField | undefined,
 ): unknown {
   if (!isInvalidChatRequest(error) || last.provider === undefined) return error
   const i = targets.findIndex((t) => t.provider === last.provider && t.model === last.upstreamModel)
@@ -26,7 +26,7 @@ export function refusedWhenReached(
   const provider = target === undefined ? undefined : config.providers[target.provider]
   if (target === undefined || provider === undefined) return error
   return untranslatableRefusal(error, target, provider.dialect, {
-    maxTokensSent,
+    capField,
     reachedLate: i > 0,
   })
 }

@@ -16,7 +16,7 @@ export function untranslatableRefusal(
   error: InvalidChatRequestError,
   target: ModelTarget,
   dialect: string,
-  options: { maxTokensSent: boolean; reachedLate: boolean },
+  options: { capField: CapField | undefined; reachedLate: boolean },
 ): GatewayRequestError {
   // Reached late, the models before it did not answer (failed, or were
   // skipped): the same request may be answered once they do, which the
@@ -24,18 +24,30 @@ export function untranslatableRefusal(
   const late = options.reachedLate
     ? ', reached as a fallback: the models before it did not answer'
     : ''
+  // The cap refused (llm names it `max_tokens`, Anthropic's word) is named
+  // as the client sent it: `max_completion_tokens` from the official
+  // clients, whose `param` pointed at a field the request did not have.
+  const cap = error.field === 'max_tokens' ? (options.capField ?? 'max_tokens') : undefined
+  const param = cap ?? error.field
+  const problem =
+    cap !== undefined && error.message.startsWith(`${error.field}: `)
+      ? `${cap}: ${error.message.slice(error.field.length + 2)}`
+      : error.message
   return new GatewayRequestError(
     {
       status: 400,
       errorCode: 'unsupported_field',
-      param: error.field,
-      message: `${error.message} (provider "${target.provider}", dialect ${dialect}, for model "${target.model}"${late}); ${advice(error.field, error.reason, options.maxTokensSent)}`,
+      param,
+      message: `${problem} (provider "${target.provider}", dialect ${dialect}, for model "${target.model}"${late}); ${advice(param, error.reason, options.capField)}`,
     },
     { cause: error },
   )
 }
 
-function advice(field: string, reason: string | undefined, maxTokensSent: boolean): string {
+/** The output cap field a client sent: the official clients' current one, or the older one. */
+export type CapField = 'max_completion_tokens' | 'max_tokens'
+
+function advice(field: string, reason: string | undefined, capField: CapField | undefined): string {
   // A prefill is no field to remove: the refusal already says what to send.
   if (field === 'messages') return 'or route the model elsewhere'
   // Half an emoji is a character cut inside the field's text, not a field
@@ -43,9 +55,11 @@ function advice(field: string, reason: string | undefined, maxTokensSent: boolea
   if (reason === 'lone_surrogate') {
     return 'send the whole character (both halves of the surrogate pair) or route the model elsewhere'
   }
-  if (field !== 'max_tokens') return 'remove the field or route the model elsewhere'
-  const raise = 'send a max_tokens above it, a lower reasoning_effort, or route the model elsewhere'
-  return maxTokensSent
+  if (field !== 'max_tokens' && field !== 'max_completion_tokens') {
+    return 'remove the field or route the model elsewhere'
+  }
+  const raise = `send a ${field} above it, a lower reasoning_effort, or route the model elsewhere`
+  return capField !== undefined
     ? raise
     : `the request sent no max_tokens, so the gateway's policy.defaultMaxTokens was used: ${raise}`
 }
