@@ -1,3 +1,5 @@
+// Node's own, not the globals: see `keepOpen`.
+import { clearInterval, setInterval } from 'node:timers'
 import { coreChannels, type SliceOutcome } from './channels.js'
 import { MAX_TIMER_MS } from './clock.js'
 import { runWithDeadline } from './context.js'
@@ -562,5 +564,10 @@ function round(ms: number): number {
   return Number.isFinite(ms) ? Math.round(ms * 10) / 10 : ms
 }
 
-/** What the interval holding a running step's process open runs: nothing. */
+/**
+ * What the interval holding a running step's process open runs: nothing. Set
+ * with `node:timers`' own `setInterval` (an ESM import, which fake timers
+ * leave alone, as `wait`'s): faked, `vi.runAllTimers()` with a step pending fired it 10,000
+ * times and threw "Aborting after running 10000 timers".
+ */
 function keepOpen(): void {}

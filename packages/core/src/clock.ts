@@ -1,5 +1,3 @@
-import { performance } from 'node:perf_hooks'
-
 /**
  * Time as Hourglass sees it. `now()` is monotonic milliseconds (never
  * wall-clock: NTP steps must not stretch or shrink a budget). Inject your own
@@ -66,7 +64,13 @@ export const MAX_TIMER_MS = 2 ** 31 - 1
  */
 export const systemClock: Clock = {
   realTime: true,
-  // perf_hooks' own object: Node's global \`performance\` is a lazy getter, read on every call.
+  // The global `performance`, looked up at each read, not perf_hooks' own
+  // object: fake timers (vitest's and Jest's `useFakeTimers()`,
+  // @sinonjs/fake-timers) replace the global, and a clock reading the real
+  // one never saw their time move. A deadline's timer, fired by
+  // `advanceTimersByTime`, found its expiry not reached and re-armed: in an
+  // app's test that faked time, no deadline expired and no `wait` (a retry's
+  // back-off) ended. The global's getter costs ~10 ns a read.
   now: () => performance.now(),
   setTimeout(callback, ms, options) {
     // Not a number above 0 (NaN, undefined, negative): due at once, as

@@ -6,7 +6,7 @@ import { isDeadlineExceeded } from './DeadlineExceededError.js'
 import { describeValue } from './describeValue.js'
 import { expiryError } from './expiryError.js'
 import { isDeadline } from './isDeadline.js'
-import { dueAt, firesExactly } from './ManualClock.js'
+import { dueAt, firesExactly, wholeTimeout } from './ManualClock.js'
 
 /** Work that may be cancellable: a promise with an optional `cancel()` (PCancelable and friends). */
 export type GuardedWork<T> = PromiseLike<T> & { cancel?: () => void }
@@ -166,11 +166,19 @@ export function guard<T>(
   // memory leak detected" (MaxListenersExceededWarning). `wait` and
   // `untilEnded` hear it the same way.
   const offAbort = deadline.onDone(onAbort)
-  // Far deadlines (and observe-only or disposed ones) need no timer of ours:
-  // the deadline's abort (`onDone`) ends the wait if it ever comes.
+  // Observe-only ones, and disposed ones (remaining() Infinity), need no
+  // timer of ours: the deadline's abort (`onDone`) ends the wait if it ever
+  // comes.
+  // A far one (past 2^31-1 ms: `Deadline.after(30 days)`) does: the timer is
+  // also what keeps the process alive while guard waits (the deadline's own
+  // is unref'd), and without it a script awaiting guard under a 30-day
+  // deadline exited with code 13 at once, where one under 20 days waited
+  // (and `wait`, `untilEnded` and `plan.run` hold it under both). It re-arms
+  // in steps, as the deadline's own does (one whole timer on a ManualClock).
   // `remaining` was read after the work started (a function's synchronous
   // part took some), and is > 0 when enforced (checked above).
-  const milliseconds = !enforces || remaining > MAX_TIMER_MS ? Number.POSITIVE_INFINITY : remaining
+  const milliseconds =
+    !enforces || !Number.isFinite(remaining) ? Number.POSITIVE_INFINITY : remaining
   const clock = deadline.clock
   const expiresAt = deadline.expiresAt
   const exact = firesExactly(clock)
@@ -186,26 +194,27 @@ export function guard<T>(
       const arm = (delay: number) => {
         // Whole ms for Node's timers; the very time on a ManualClock (see `wait`).
         const timerMs = exact ? delay : Math.ceil(delay)
-        handle.timer = clock.setTimeout(
-          () => {
-            // Cleared, but by a clock whose setTimeout returns no handle (its
-            // type allows it) and so could not cancel it: the work had
-            // finished, and its cancel() was called at the deadline anyway.
-            if (handle.cleared) return
-            // Disposed while guard waited: it no longer expires; only the
-            // work, or a cancel through the signal, ends the wait now.
-            if (disposedOf(deadline)) return
-            const left = expiresAt - clock.now()
-            if (left > 0) arm(left)
-            else callback()
-          },
-          Math.min(timerMs, MAX_TIMER_MS),
-          // Kept alive, as `wait`'s timer is: the deadline's own is unref'd,
-          // so a script awaiting guard on work that holds no handle of its
-          // own (a promise on an event that never comes) exited with code 13
-          // instead of rejecting at the deadline. Cleared when guard settles.
-          KEEP_ALIVE,
-        )
+        const fire = () => {
+          // Cleared, but by a clock whose setTimeout returns no handle (its
+          // type allows it) and so could not cancel it: the work had
+          // finished, and its cancel() was called at the deadline anyway.
+          if (handle.cleared) return
+          // Disposed while guard waited: it no longer expires; only the
+          // work, or a cancel through the signal, ends the wait now.
+          if (disposedOf(deadline)) return
+          const left = expiresAt - clock.now()
+          if (left > 0) arm(left)
+          else callback()
+        }
+        // Kept alive, as `wait`'s timer is: the deadline's own is unref'd,
+        // so a script awaiting guard on work that holds no handle of its
+        // own (a promise on an event that never comes) exited with code 13
+        // instead of rejecting at the deadline. Cleared when guard settles.
+        // Past 2^31-1 ms, whole on a ManualClock (see `wholeTimeout`), else
+        // in steps.
+        const whole =
+          timerMs > MAX_TIMER_MS ? wholeTimeout(clock, fire, timerMs, KEEP_ALIVE) : undefined
+        handle.timer = whole ?? clock.setTimeout(fire, Math.min(timerMs, MAX_TIMER_MS), KEEP_ALIVE)
         if (exact) dueAt(clock, handle.timer, expiresAt)
       }
       arm(ms)

@@ -1,3 +1,5 @@
+// Node's own, not the global: see `settleWithin`.
+import { setImmediate } from 'node:timers'
 import { isClock, systemClock } from './clock.js'
 import { describeValue } from './describeValue.js'
 import { isAbortSignal } from './isAbortSignal.js'
@@ -92,6 +94,9 @@ export async function settleWithin<T>(
   // to each process's own share (21 requests went out under a fleet limit of
   // 12). One turn of the loop's poll phase reads what has arrived first. A
   // real clock's only: a ManualClock's time is the test's, and no I/O is late.
+  // A turn of the real loop, through `node:timers`' own `setImmediate`: fake
+  // timers (`vi.useFakeTimers()`, Jest's) replace the global one, and a timed
+  // out call stayed pending until the test moved fake time again.
   const clock = until.clock ?? (until.deadline ? until.deadline.clock : undefined) ?? systemClock
   if (link.outcome === undefined && clock.realTime === true) {
     await new Promise<void>((resolve) => setImmediate(resolve))

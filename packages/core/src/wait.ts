@@ -1,3 +1,5 @@
+// Node's own, not the globals: see `keepOpen`.
+import { clearInterval, setInterval } from 'node:timers'
 import { boundingDeadline } from './boundingDeadline.js'
 import { type Clock, isClock, MAX_TIMER_MS, systemClock, type TimerOptions } from './clock.js'
 import type { Deadline } from './Deadline.js'
@@ -255,7 +257,15 @@ function overdueReason(deadline: Deadline | undefined): { reason: unknown } | un
   return deadline?.done && deadline.reason !== undefined ? { reason: deadline.reason } : undefined
 }
 
-/** What the interval holding an infinite wait's process open runs: nothing. */
+/**
+ * What the interval holding an infinite wait's process open runs: nothing.
+ * Set with `node:timers`' own `setInterval`, not the global: fake timers
+ * (`vi.useFakeTimers()`, Jest's) replace the global, not an ESM import's
+ * binding, and this is a handle, not a wait for time. Faked,
+ * `vi.runAllTimers()` fired it 10,000 times and threw "Aborting after
+ * running 10000 timers, assuming an infinite loop!" while such a wait was
+ * pending.
+ */
 function keepOpen(): void {}
 
 /**

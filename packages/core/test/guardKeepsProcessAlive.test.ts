@@ -45,3 +45,30 @@ it('a guard whose work finishes first leaves no timer holding the process', asyn
   deadline.dispose()
   expect(manual.pendingTimers).toBe(0)
 })
+
+// Past Node's timer limit (2^31-1 ms, ~24.8 days) guard armed no timer of its
+// own, leaving the wait to the deadline's unref'd one: a script awaiting guard
+// under `Deadline.after(30 days)` exited with code 13 at once, where one under
+// 20 days waited — and `wait`, `untilEnded` and `plan.run` hold it under both.
+it('a deadline past 2^31-1 ms away keeps the process alive too, and still ends the wait at its expiry', async () => {
+  const DAY = 86_400_000
+  const { clock, manual, asked } = recordingClock()
+  const deadline = Deadline.after(30 * DAY, { clock })
+  const pending = guard(new Promise<never>(() => {}), { deadline })
+  expect(asked.slice(1).map((options) => options?.keepAlive)).toEqual([true])
+  manual.advance(30 * DAY - 1)
+  await expect(Promise.race([pending, 'pending'])).resolves.toBe('pending')
+  manual.advance(1)
+  await expect(pending).rejects.toMatchObject({ code: 'DEADLINE_EXCEEDED' })
+  expect(manual.pendingTimers).toBe(0)
+})
+
+it('on a ManualClock a far guard waits one whole timer, not a step per 2^31-1 ms', async () => {
+  const clock = new ManualClock()
+  const deadline = Deadline.after(1e15, { clock })
+  const pending = guard(new Promise<never>(() => {}), { deadline })
+  expect(clock.pendingTimers).toBe(2) // the deadline's and guard's
+  clock.advance(1e15)
+  await expect(pending).rejects.toMatchObject({ code: 'DEADLINE_EXCEEDED' })
+  expect(clock.pendingTimers).toBe(0)
+})

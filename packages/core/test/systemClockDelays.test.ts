@@ -1,4 +1,5 @@
-import { MAX_TIMER_MS, systemClock } from '@hourglass/core'
+import { setImmediate as realImmediate } from 'node:timers'
+import { Deadline, MAX_TIMER_MS, outcomeWithin, systemClock, wait } from '@hourglass/core'
 import { afterEach, expect, it, vi } from 'vitest'
 
 // systemClock.setTimeout clamped a negative delay to 0 but passed NaN (and
@@ -24,4 +25,63 @@ it.each([
   systemClock.clearTimeout(handle)
   expect(spy).toHaveBeenCalledTimes(1)
   expect(spy.mock.calls[0]?.[1]).toBe(expected)
+})
+
+// Fake timers (`vi.useFakeTimers()`, Jest's, @sinonjs/fake-timers) replace the
+// global `performance` with one their `advanceTimersByTime` moves. systemClock
+// read perf_hooks' own object, which they leave alone: a deadline's timer,
+// fired by the fake step, found real time short of its expiry and re-armed,
+// so in an app's test that faked time no deadline expired and no `wait` (a
+// retry's back-off) ever ended.
+it('fake timers drive the default clock: a deadline expires and a wait ends as their time moves', async () => {
+  vi.useFakeTimers()
+  try {
+    const deadline = Deadline.after(1000)
+    const reasons: unknown[] = []
+    deadline.onDone((reason) => reasons.push(reason))
+    vi.advanceTimersByTime(999)
+    expect(deadline.done).toBe(false)
+    vi.advanceTimersByTime(1)
+    expect(deadline.expired).toBe(true)
+    expect(reasons).toEqual([expect.objectContaining({ code: 'DEADLINE_EXCEEDED' })])
+    const backOff = wait(500)
+    await vi.advanceTimersByTimeAsync(500)
+    await expect(backOff).resolves.toBe('timer')
+  } finally {
+    vi.useRealTimers()
+  }
+})
+
+// Core's own handles are no waits for time: the interval that holds the
+// process open while a step or an endless wait is pending, and the turn of
+// the loop `outcomeWithin` gives late I/O. Taken from the faked globals,
+// `vi.runAllTimers()` fired that interval 10,000 times and threw ("Aborting
+// after running 10000 timers, assuming an infinite loop!"), and a call timed
+// out by `outcomeWithin` stayed pending until fake time moved again.
+it('under fake timers, runAllTimers runs with a step or an endless wait pending, and outcomeWithin times out', async () => {
+  vi.useFakeTimers()
+  try {
+    const signal = new AbortController()
+    const endless = wait(Number.POSITIVE_INFINITY, { signal: signal.signal }).catch(
+      (reason: unknown) => reason,
+    )
+    const step = Deadline.after(1000)
+      .plan({ step: 1 }, { reserveMs: 0 })
+      .run('step', () => new Promise<never>(() => {}))
+    step.catch(() => {})
+    expect(() => vi.runAllTimers()).not.toThrow()
+    await expect(step).rejects.toMatchObject({ code: 'DEADLINE_EXCEEDED', slice: 'step' })
+    signal.abort('done')
+    await expect(endless).resolves.toBe('done')
+
+    let outcome: unknown = 'pending'
+    void outcomeWithin(new Promise<never>(() => {}), 100).then((value) => {
+      outcome = value
+    })
+    await vi.advanceTimersByTimeAsync(100)
+    for (let turn = 0; turn < 3; turn++) await new Promise((resolve) => realImmediate(resolve))
+    expect(outcome).toBeUndefined()
+  } finally {
+    vi.useRealTimers()
+  }
 })
