@@ -15,10 +15,15 @@ import { replaceOwn } from './replaceOwn.js'
 // to the socket while the 504 is still its message: a `102 Processing` a
 // handler sends to keep a slow answer alive landed after the 504, as the
 // start of a response nobody asked for, and the client closed the connection.
+// `writeHeader` is Node's old name for `writeHead` (the same function, still
+// on every response): older code calls it from an `fs.readFile` callback, and
+// after the 504 it threw "Cannot write headers after they are sent" there,
+// an uncaught exception that took the process down.
 const WRITERS = [
   'write',
   'end',
   'writeHead',
+  'writeHeader',
   'setHeader',
   'setHeaders',
   'appendHeader',

@@ -1,7 +1,7 @@
-import type { ServerResponse } from 'node:http'
+import { ServerResponse } from 'node:http'
 import { PassThrough, Readable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
-import { isDeadlineExceeded } from '@hourglass/core'
+import { isDeadlineExceeded, ManualClock } from '@hourglass/core'
 import { request } from 'undici'
 import { afterEach, describe, expect, it } from 'vitest'
 import { deadline, expressChannels, type IngressLateWriteMessage } from '../src/index.js'
@@ -148,6 +148,50 @@ describe.each(majors)('writes after the 504 ($name)', (major) => {
     expect(server.connections).toHaveLength(1)
     expect(late.map((e) => e.method)).toEqual(['writeProcessing'])
   })
+
+  // Docs-only deprecated (DEP0063): skipped on a Node that has dropped it.
+  it.skipIf(
+    typeof (ServerResponse.prototype as { writeHeader?: unknown }).writeHeader !== 'function',
+  )(
+    "Node's writeHeader (writeHead's old name) is swallowed too: never thrown from a callback after the 504, where it took the process down",
+    async () => {
+      const clock = new ManualClock()
+      const app = major.app()
+      const late: string[] = []
+      app.use(
+        deadline({ clock, defaultMs: 100, reserveMs: 0, onLateWrite: (e) => late.push(e.method) }),
+      )
+      const written = deferred<unknown[]>()
+      app.get('/page', (_req, res) => {
+        // As older code answers from an fs.readFile callback, here one that
+        // comes after the deadline answered. Thrown there, nothing caught it.
+        setImmediate(() => {
+          const thrown: unknown[] = []
+          try {
+            ;(res as unknown as { writeHeader: ServerResponse['writeHead'] }).writeHeader(200, {
+              'content-type': 'text/html',
+            })
+            res.write('<p>late</p>')
+            res.end()
+          } catch (error) {
+            thrown.push(error)
+          }
+          written.resolve(thrown)
+        })
+        clock.advance(100)
+      })
+      server = await listen(app)
+      const res = await request(`${server.url}/page`, { dispatcher: agent })
+      expect(res.statusCode).toBe(504)
+      await res.body.dump()
+      expect(await written.promise).toEqual([])
+      expect(late).toEqual(['writeHeader', 'write', 'end'])
+      const next = await request(`${server.url}/missing`, { dispatcher: agent })
+      expect(next.statusCode).toBe(404)
+      await next.body.dump()
+      expect(server.connections).toHaveLength(1)
+    },
+  )
 
   it('are swallowed through a middleware that wrapped the writers on the response itself (as compression and on-headers do); the next response of the app writes as usual', async () => {
     const app = major.app()
