@@ -47,6 +47,14 @@ export interface BodyVerdict {
    * again after `RetryInfo`'s seconds it is refused again until the reset.
    */
   quotaWindow?: 'day' | undefined
+  /**
+   * The kind is a spent quota that no wait lifts (Anthropic's monthly spend
+   * cap: access resumes on the first of the next month): a `retry-after` on
+   * it is the 429 machinery's, minutes long, and is not kept. Kept, the key
+   * was cooled for it and probed again, refused each time, all month,
+   * instead of retired as a quota without a wait is.
+   */
+  noWaitLifts?: boolean | undefined
   /** The limit a `request_too_large` request alone exceeds, when the message names it. */
   overLimit?: OverLimit | undefined
   /** Which limit a rate limit hit, when the body's fields say (not its words: `limitedByText`). */
@@ -119,7 +127,9 @@ const MAX_SNIFF_CHARS = 4096
  * The rules every dialect shares: parse safely, let the dialect read the
  * body, then decide the kind (provider code > text heuristic when
  * `x-should-retry` is absent > status) and retryability (`x-should-retry` >
- * kind). Never throws: whatever goes wrong, the status still classifies.
+ * kind, except for a refusal the body names that no retry lifts: see
+ * `retryable` below). Never throws: whatever goes wrong, the status still
+ * classifies.
  *
  * An error body (not 2xx) that is not JSON but SSE-framed JSON — `data:
  * {"error":…}`, what some providers answer a streaming request with, Qwen's
@@ -226,7 +236,11 @@ export function classifyError(input: ErrorInput, read: BodyReader): NormalizedEr
   const givenMs = headerWaitMs ?? verdict?.retryAfterMs ?? messageWaitMs
   const hintMs = givenMs === undefined ? undefined : Math.min(givenMs, MAX_TIMER_MS)
   const retryAfterMs =
-    verdict?.quotaWindow === 'day' ? Math.max(msUntilQuotaDay(nowMs), hintMs ?? 0) : hintMs
+    verdict?.noWaitLifts === true
+      ? undefined
+      : verdict?.quotaWindow === 'day'
+        ? Math.max(msUntilQuotaDay(nowMs), hintMs ?? 0)
+        : hintMs
   // Only for a rate limit: the field says nothing on any other failure.
   let limitedBy: RateLimitedBy | undefined
   if (kind === 'rate_limited') {
@@ -269,13 +283,25 @@ export function classifyError(input: ErrorInput, read: BodyReader): NormalizedEr
   // fallback may answer. A frame whose words say overload keeps that.
   const blamesRequest =
     ok && kindFromBody === undefined && heuristic === undefined && verdict?.requestFault === true
+  // A refusal the body names (its code or its words) that no retry lifts —
+  // a spent quota, a rejected key, a refused content or request — stays
+  // one whatever `x-should-retry` says. The header is the provider's 429
+  // and 5xx machinery's, and rides on answers it knows nothing of:
+  // Anthropic's monthly spend limit comes as a 429 with `x-should-retry:
+  // true`, and was tried again `maxAttempts` times (Anthropic's SDK, which
+  // reads no body, obeys it). `false` still stops a retry; on a status
+  // alone, with no kind in the body, `true` still has its say — and on a
+  // plain `bad_request`, which a body names by its type alone
+  // (`invalid_request_error` on a 409 the provider expects to clear).
+  const neverRetried =
+    kindFromBody !== undefined && kind !== 'bad_request' && !RETRYABLE_KINDS.has(kind)
   return {
     kind,
     // A provider that does not know the model (or path) asked for does not
     // learn it on a second try, whatever its `x-should-retry` says: true
     // there made the gateway's 502 a retry for the client's SDK too.
     retryable:
-      kind === 'not_found' || blamesRequest || locationRefused
+      kind === 'not_found' || blamesRequest || locationRefused || neverRetried
         ? false
         : (shouldRetry ?? (inFront ? false : RETRYABLE_KINDS.has(kind))),
     status,

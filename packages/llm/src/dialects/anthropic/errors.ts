@@ -38,7 +38,9 @@ function readAnthropicError(json: unknown): BodyVerdict | undefined {
   }
   let kind = lookup(ANTHROPIC_TYPES, type)
   if (kind === 'bad_request') kind = kindInMessage(message) ?? kind
-  if (kind === 'rate_limited' && isSpendCap(error, message)) kind = 'quota_exhausted'
+  if (kind === 'rate_limited' && isSpendCap(error, message)) {
+    return { providerCode: type, message, kind: 'quota_exhausted', noWaitLifts: true }
+  }
   return { providerCode: type, message, kind }
 }
 
@@ -52,12 +54,23 @@ function readAnthropicError(json: unknown): BodyVerdict | undefined {
  * resumes). Read as a rate limit it was retried, and the key cooled with a
  * growing back-off, again and again for the rest of the month; it is the
  * account's quota, as the workspace limit's 400 is (`kindInMessage`).
+ *
+ * The API answers it today in other words, with no code at all, a
+ * `retry-after` minutes long and `x-should-retry: true`: "This request would
+ * exceed your account's monthly spend limit. Please try again later."
+ * (earendil-works/pi#9849, can1357/oh-my-pi#5418). Read as a rate limit,
+ * callModel tried it `maxAttempts` times and cooled the key for the
+ * `retry-after`, then asked again, all month; a gateway's client was told
+ * `rate_limit_exceeded`, retry after 60 s. Either way the wait the 429
+ * carries is not the cap's (`noWaitLifts`): the key is retired, as for the
+ * coded answer.
  */
 function isSpendCap(error: Record<string, unknown>, message: string | undefined): boolean {
   if (getString(getRecord(error, 'details'), 'error_code') === 'enforced_spend_limit_reached') {
     return true
   }
-  return message?.slice(0, 500).toLowerCase().includes('reached your api usage limits') === true
+  const m = message?.slice(0, 500).toLowerCase() ?? ''
+  return m.includes('reached your api usage limits') || m.includes('monthly spend limit')
 }
 
 /**
