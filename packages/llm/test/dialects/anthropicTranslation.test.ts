@@ -525,6 +525,31 @@ describe('extra Chat Completions fields (request.extra)', () => {
     expect(() => build({ store: true })).toThrow(/store/)
   })
 
+  it("accepts OpenAI's defaults clients fill in (service_tier auto, verbosity medium, top_logprobs 0), sending none; refuses any other value naming it", () => {
+    // LiteLLM, LangChain and configs send these; refused, the request failed
+    // with param "service_tier" though it asks for what an absent field does.
+    const body = build({
+      service_tier: 'auto',
+      verbosity: 'medium',
+      logprobs: false,
+      top_logprobs: 0,
+    })
+    expect(body).toEqual(build({}))
+    for (const [field, value] of [
+      ['service_tier', 'priority'],
+      ['service_tier', 'default'],
+      ['service_tier', 'standard_only'],
+      ['verbosity', 'low'],
+      ['top_logprobs', 2],
+      ['prompt_cache_retention', 'in_memory'],
+      ['prompt_cache_retention', '24h'],
+    ] as const) {
+      expect(() => build({ [field]: value })).toThrow(`${field}: Anthropic has no equivalent`)
+    }
+    // 0 alternatives beside the tokens' own still asks for log probabilities.
+    expect(() => build({ logprobs: true, top_logprobs: 0 })).toThrow(/^logprobs:/)
+  })
+
   it('translates tool_choice, parallel_tool_calls: false and user; accepts the defaults', () => {
     expect(withTools({ tool_choice: 'required' })['tool_choice']).toEqual({ type: 'any' })
     expect(withTools({ tool_choice: 'none' })['tool_choice']).toEqual({ type: 'none' })

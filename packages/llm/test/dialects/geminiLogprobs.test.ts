@@ -74,6 +74,13 @@ describe('Gemini log probabilities', () => {
     }
   })
 
+  it('top_logprobs: 0 without logprobs: true asks for nothing: accepted, nothing sent', () => {
+    const config = (extra: Record<string, unknown>) =>
+      gemini.buildRequest(request(extra), 'gemini-2.5-flash').body['generationConfig']
+    expect(config({ logprobs: false, top_logprobs: 0 })).toEqual({ maxOutputTokens: 64 })
+    expect(config({ top_logprobs: 0 })).toEqual({ maxOutputTokens: 64 })
+  })
+
   it("a whole answer's logprobsResult comes back in OpenAI's shape, bytes the token's UTF-8", () => {
     const answer = gemini.parseResponse({
       candidates: [

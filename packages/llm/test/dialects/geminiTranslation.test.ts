@@ -335,6 +335,19 @@ describe('extra Chat Completions fields (request.extra)', () => {
     expect(() => build({ store: true })).toThrow(/store/)
   })
 
+  it("accepts OpenAI's defaults clients fill in (service_tier auto, verbosity medium), sending none; refuses any other value naming it", () => {
+    expect(build({ service_tier: 'auto', verbosity: 'medium' })).toEqual(build({}))
+    for (const [field, value] of [
+      ['service_tier', 'priority'],
+      ['service_tier', 'flex'],
+      ['verbosity', 'high'],
+      ['prompt_cache_retention', 'in_memory'],
+      ['prompt_cache_retention', '24h'],
+    ] as const) {
+      expect(() => build({ [field]: value })).toThrow(`${field}: Gemini has no equivalent`)
+    }
+  })
+
   it('up to 5 stop sequences are sent; more throws naming stop', () => {
     const withStop = (n: number) =>
       gemini.buildRequest(

@@ -188,8 +188,9 @@ function anthropicStopSequences(stop: readonly string[]): string[] {
  * `parallel_tool_calls: false`, `user` and
  * `safety_identifier`; `reasoning_effort` → `thinking`, see
  * `applyAnthropicThinking`), kept when they ask for Anthropic's default (`n: 1`,
- * `response_format` text, `modalities`, `logprobs: false`, penalties of 0,
- * `store: false`, `stream_options` without obfuscation); any other throws
+ * `response_format` text, `modalities`, `logprobs: false`, `top_logprobs: 0`,
+ * penalties of 0, `store: false`, `service_tier: 'auto'`, `verbosity:
+ * 'medium'`, `stream_options` without obfuscation); any other throws
  * naming it, so none is dropped silently.
  */
 function applyExtra(
@@ -247,6 +248,21 @@ function isDefault(field: string, value: unknown): boolean {
   // send explicitly on every request: no penalty, nothing stored.
   if (field === 'frequency_penalty' || field === 'presence_penalty') return value === 0
   if (field === 'store') return value === false
+  // More of them, filled in by clients and configs: refused, they failed a
+  // request that asks for nothing an absent field does not. `service_tier:
+  // 'auto'` is OpenAI's "when not set" and Anthropic's own default too (its
+  // Priority Tier capacity when the organisation has some, else standard), so
+  // the request goes as one without it, held by CostBudget as one without it
+  // is (`auto`: the dearest tier the price lists). `verbosity: 'medium'` is
+  // GPT-5's default length. `top_logprobs: 0` asks for no alternatives
+  // (`logprobs: true`, which asks for the tokens' own, is refused above).
+  // Not `prompt_cache_retention`: no value of it is a default to drop —
+  // OpenAI's is `24h` for most organisations, and `in_memory` asks that the
+  // cache stay in memory (never offloaded to storage), which Anthropic, not
+  // asked, does not promise.
+  if (field === 'service_tier') return value === 'auto'
+  if (field === 'verbosity') return value === 'medium'
+  if (field === 'top_logprobs') return value === 0
   return false
 }
 

@@ -7,8 +7,9 @@ import { asArray, asRecord, get, getNumber, getString } from '../safeJson.js'
  * / `generationConfig.logprobs` (the number of top candidates per decoding
  * step, 0–20 as OpenAI's: ai.google.dev/api/generate-content#generationconfig,
  * "Only valid if responseLogprobs=True"). `top_logprobs` without
- * `logprobs: true` throws, as OpenAI answers it 400 and Gemini would; `0`
- * asks for no alternatives, which is what `responseLogprobs` alone gives.
+ * `logprobs: true` throws, as OpenAI answers it 400 and Gemini would, but
+ * for `0`, which then asks for nothing; beside it, `0` asks for no
+ * alternatives, which is what `responseLogprobs` alone gives.
  */
 export function applyGeminiLogprobs(
   extra: Record<string, unknown>,
@@ -26,6 +27,9 @@ export function applyGeminiLogprobs(
   if (asked) generationConfig['responseLogprobs'] = true
   const top = extra['top_logprobs']
   if (top === undefined || top === null) return
+  // 0 alternatives without the tokens' own asks for nothing at all: what a
+  // client filling in OpenAI's fields sends beside `logprobs: false`.
+  if (!asked && top === 0) return
   if (!asked) {
     throw new InvalidChatRequestError(
       'top_logprobs',

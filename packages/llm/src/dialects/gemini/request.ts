@@ -199,8 +199,9 @@ const GENERATION_FIELDS: Readonly<Record<string, string>> = {
  * the thoughts included, see `geminiThinkingConfig`; `logprobs`,
  * `top_logprobs` → `responseLogprobs`, `logprobs`: `applyGeminiLogprobs`),
  * kept when they ask for Gemini's default (`n: 1`, `parallel_tool_calls:
- * true`, text `modalities`, `store: false`, `stream_options` without
- * obfuscation); any other throws naming it, so none is dropped silently.
+ * true`, text `modalities`, `store: false`, `service_tier: 'auto'`,
+ * `verbosity: 'medium'`, `stream_options` without obfuscation); any other
+ * throws naming it, so none is dropped silently.
  */
 function applyExtra(
   extra: Record<string, unknown>,
@@ -331,6 +332,17 @@ function isDefault(field: string, value: unknown): boolean {
   if (field === 'parallel_tool_calls') return value === true
   // OpenAI's default, which clients send explicitly: nothing stored.
   if (field === 'store') return value === false
+  // More of OpenAI's defaults that clients and configs fill in: refused, they
+  // failed a request that asks for nothing an absent field does not.
+  // `service_tier: 'auto'` is OpenAI's "when not set" (the tier the project is
+  // configured for): the request goes as one without it, and CostBudget holds
+  // `auto` as it holds no tier (the dearest the price lists). `verbosity:
+  // 'medium'` is GPT-5's default length. Not `prompt_cache_retention`: no
+  // value of it is a default to drop — OpenAI's is `24h` for most
+  // organisations, and `in_memory` asks that the cache stay in memory (never
+  // offloaded to storage), which Gemini's implicit caching does not promise.
+  if (field === 'service_tier') return value === 'auto'
+  if (field === 'verbosity') return value === 'medium'
   return false
 }
 
