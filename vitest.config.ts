@@ -48,7 +48,7 @@ export const TIMING = [
  * instrumentation's subscriptions), or they count heap, handles and
  * listeners after a flood, or they load both cores for seconds (the bench
  * smoke run). They run in the `isolated` project, each file in a fresh
- * process, beside `parallel` and `otel` (one group of three workers on two
+ * process, beside `parallel` and `otel` (one group of four workers on two
  * cores; Vitest starts a group's projects in name order, so these long poles
  * start first), before `timing`. Every other file runs in `parallel`, whose
  * workers each run file after file in one process (`isolate: false`):
@@ -153,7 +153,7 @@ const shared = {
   unstubGlobals: true,
   restoreMocks: true,
   // expect.poll waits on loopback servers, Redis and queues: Vitest's 1 s
-  // default is a real-time bound, which three workers on two cores can
+  // default is a real-time bound, which four workers on two cores can
   // overrun. A poll that holds at once returns at once; this bounds a wait.
   expect: { poll: { timeout: 10_000 } },
 }
@@ -173,12 +173,15 @@ export default defineConfig({
           name: 'parallel',
           include: ALL,
           exclude: ['**/node_modules/**', '**/dist/**', ...ISOLATED, ...OTEL, ...TIMING],
-          // Three files at a time on two cores, each worker reusing its loaded
+          // Four files at a time on two cores, each worker reusing its loaded
           // modules: with two, the cores idled ~16 % of this phase while files
           // waited on timers, child processes and sockets (sampled from
-          // /proc/stat; ~94 % busy with three, the phase ~13 s shorter). No
-          // file here measures time (those are in TIMING).
-          maxWorkers: 3,
+          // /proc/stat; ~94 % busy with three, the phase ~13 s shorter); with
+          // four, the group ended 165 and 176 s in against 183 s with three
+          // (the whole run 258 and 266 s against 277 and 281 s), whatever a
+          // fourth worker's own loading of the packages costs. No file here
+          // measures time (those are in TIMING).
+          maxWorkers: 4,
           isolate: false,
           setupFiles: ['test/support/freshProcessState.ts'],
           sequence: { groupOrder: 0 },
@@ -191,7 +194,7 @@ export default defineConfig({
           name: 'isolated',
           include: ISOLATED,
           exclude: ['**/node_modules/**', '**/dist/**', ...TIMING],
-          maxWorkers: 3,
+          maxWorkers: 4,
           sequence: { groupOrder: 0 },
         },
       },
@@ -207,9 +210,8 @@ export default defineConfig({
           // by project name, so the otel files come after the isolated ones
           // and a worker runs them file after file in one process, loading the
           // packages once. Each file starts from OpenTelemetry's globals unset.
-          // Four workers were slower than three (each loads the packages; the
-          // cores were already ~95 % busy) and left a 50 ms check too little.
-          maxWorkers: 3,
+          // As many as `parallel` has (Vitest wants one maxWorkers per group).
+          maxWorkers: 4,
           isolate: false,
           setupFiles: ['test/support/freshProcessState.ts', 'test/support/freshOtelState.ts'],
           sequence: { groupOrder: 0 },
