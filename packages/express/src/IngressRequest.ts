@@ -466,6 +466,34 @@ export class IngressRequest {
     return true
   }
 
+  /**
+   * `deadlineErrors()` answering, in observe mode, a `DeadlineExceededError`
+   * of the request's line (a downstream's 504 relayed, a client's refusal
+   * for lack of budget): that error is real, and `write` (its 504, or the
+   * end of a started stream) goes out in dark mode too. Recorded as enforce
+   * mode records the same answer — outcome `expired`, the `expire` event
+   * with what was done, `onExpire` — where it ended `ok` with statusCode
+   * 504 and no event: dark mode's numbers missed every 504 that really went
+   * out. Nothing is aborted (dark mode enforces nothing of its own), and,
+   * as `#expire`, a client already gone gets nothing and ends
+   * `client-closed`, a response the handler had completed is no expiry.
+   * Undefined when nothing was written.
+   */
+  answerObserved(write: () => '504' | 'ended', slice?: string): '504' | 'ended' | undefined {
+    if (this.#connectionGone()) {
+      this.#onClose()
+      return undefined
+    }
+    const endedBefore = this.res.writableEnded
+    const action = write()
+    if (!endedBefore && !this.#answered && !this.#finished) {
+      this.#answered = true
+      this.#outcome = 'expired'
+      this.#publishExpire('handler', action, slice ?? this.#runningSlice(), this.deadline.elapsed())
+    }
+    return action
+  }
+
   #expire(stage: IngressExpireMessage['stage'], slice = this.#runningSlice()): void {
     // Already answered (by us), or the handler's own response is flushing,
     // or the response is over (its end published: the client left, the

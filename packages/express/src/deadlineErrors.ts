@@ -169,13 +169,11 @@ export function deadlineErrors(...misuse: never[]): ErrorRequestHandler {
     // declared is ended, not destroyed (see `wholeBodyGiven`).
     // Under an observing deadline() whose budget is a cap of the server's
     // own, the answer does not say the caller's is gone (see `markNoRetry`).
-    const action = writeExpired(
-      res,
-      req.method,
-      reason,
-      ingress?.givenBefore,
-      ingress?.callersBudget ?? true,
-    )
+    const write = () =>
+      writeExpired(res, req.method, reason, ingress?.givenBefore, ingress?.callersBudget ?? true)
+    // Under an observing deadline() the answer is recorded as enforce mode
+    // records it (outcome `expired`, the expire event): see `answerObserved`.
+    const action = ingress ? ingress.answerObserved(write, reason.slice) : write()
     if (action === 'ended' && !endedBefore) {
       fromItsTurn(res, () => destroyIfEndStalls(res), 'finish')
     } else if (action === '504') {
