@@ -1,6 +1,9 @@
 import type { ProviderDialect } from '@hourglass/testkit'
+import { reply } from '@hourglass/testkit'
 import OpenAI from 'openai'
+import { zodResponseFormat } from 'openai/helpers/zod'
 import { describe, expect, it } from 'vitest'
+import { z } from 'zod'
 import { dialectGateway } from './support/dialectGateway.js'
 import { fallback, startHarness } from './support/harness.js'
 
@@ -335,5 +338,51 @@ describe('an output cap below the thinking budget of reasoning_effort (Anthropic
     expect(older.error?.error).toMatchObject({ code: 'unsupported_field', param: 'max_tokens' })
     expect(older.error?.message).toContain('send a max_tokens above it')
     expect(older.sent).toHaveLength(0)
+  })
+})
+
+describe('a response_format schema to Anthropic (structured outputs)', () => {
+  const messages = [{ role: 'user' as const, content: 'Weather in Paris?' }]
+
+  it("goes as output_config.format, and the official client's .parse() gets the answer as content and parsed", async () => {
+    // zod's `.min(1)` is a `minimum`, which Anthropic refuses: it goes in the description.
+    const Weather = z.object({ city: z.string(), days: z.number().min(1) })
+    const format = zodResponseFormat(Weather, 'weather')
+    gateway.fake('anthropic').enqueue(reply.text('{"city":"Paris","days":2}'))
+    const before = gateway.fake('anthropic').requests.length
+    const answer = await gateway.client.chat.completions.parse({
+      model: 'm-anthropic',
+      messages,
+      response_format: format,
+    })
+    const upstream = gateway.fake('anthropic').requests[before]?.body as Record<string, unknown>
+    expect(upstream['output_config']).toEqual({
+      format: {
+        type: 'json_schema',
+        schema: {
+          type: 'object',
+          properties: {
+            city: { type: 'string' },
+            days: { type: 'number', description: '{minimum: 1}' },
+          },
+          required: ['city', 'days'],
+          additionalProperties: false,
+        },
+      },
+    })
+    expect(upstream).not.toHaveProperty('response_format')
+    expect(answer.choices[0]?.message.content).toBe('{"city":"Paris","days":2}')
+    expect(answer.choices[0]?.message.parsed).toEqual({ city: 'Paris', days: 2 })
+  })
+
+  it('json_object (JSON with no schema, which Anthropic has not) is refused naming the field, nothing sent', async () => {
+    const { error, sent } = await send('anthropic', {
+      messages,
+      response_format: { type: 'json_object' },
+    })
+    expect(error?.status).toBe(400)
+    expect(error?.error).toMatchObject({ code: 'unsupported_field', param: 'response_format.type' })
+    expect(error?.message).toContain('json_schema')
+    expect(sent).toHaveLength(0)
   })
 })

@@ -507,6 +507,141 @@ describe('Anthropic Messages translation', () => {
   })
 })
 
+describe('response_format json_schema → output_config.format (structured outputs)', () => {
+  const schema = {
+    type: 'object',
+    properties: { city: { type: 'string' } },
+    required: ['city'],
+    additionalProperties: false,
+  }
+  const jsonSchema = { type: 'json_schema', json_schema: { name: 'weather', strict: true, schema } }
+  const build = (
+    extra: Record<string, unknown>,
+    model = 'claude-sonnet-4-5',
+    messages: ChatMessage[] = [{ role: 'user', content: 'hi' }],
+  ) =>
+    dialects.anthropic.buildRequest({ messages, maxTokens: 20000, extra }, model).body as Record<
+      string,
+      unknown
+    >
+
+  it('goes as {type: "json_schema", schema}: no name, no strict, no response_format; merged with the effort in one output_config', () => {
+    const body = build({ response_format: jsonSchema })
+    expect(body['output_config']).toEqual({ format: { type: 'json_schema', schema } })
+    expect(body).not.toHaveProperty('response_format')
+    const thinking = build(
+      { response_format: jsonSchema, reasoning_effort: 'high' },
+      'claude-opus-4-6',
+    )
+    expect(thinking['output_config']).toEqual({
+      effort: 'high',
+      format: { type: 'json_schema', schema },
+    })
+    expect(thinking['thinking']).toMatchObject({ type: 'adaptive' })
+    // The description goes as the schema's own, the caller's schema untouched.
+    const described = build({
+      response_format: {
+        type: 'json_schema',
+        json_schema: { ...jsonSchema.json_schema, description: 'A city' },
+      },
+    })
+    expect(described['output_config']).toEqual({
+      format: { type: 'json_schema', schema: { description: 'A city', ...schema } },
+    })
+    expect(schema).not.toHaveProperty('description')
+  })
+
+  it("moves the constraints Anthropic refuses into the description (as its SDKs do), drops the root's $schema, keeps the rest", () => {
+    const zodLike = {
+      $schema: 'http://json-schema.org/draft-07/schema#',
+      type: 'object',
+      properties: {
+        days: { type: 'integer', minimum: 1, maximum: 14, description: 'Days ahead' },
+        tags: { type: 'array', items: { type: 'string', maxLength: 9 }, minItems: 1, maxItems: 3 },
+        at: {
+          anyOf: [
+            { type: 'string', format: 'date' },
+            { type: 'string', format: 'ipv5' },
+          ],
+        },
+      },
+      required: ['days', 'tags', 'at'],
+      additionalProperties: false,
+    }
+    const copy = structuredClone(zodLike)
+    const sent = build({
+      response_format: { type: 'json_schema', json_schema: { name: 'w', schema: zodLike } },
+    })
+    expect((sent['output_config'] as { format: unknown }).format).toEqual({
+      type: 'json_schema',
+      schema: {
+        type: 'object',
+        properties: {
+          days: { type: 'integer', description: 'Days ahead\n\n{minimum: 1, maximum: 14}' },
+          tags: {
+            type: 'array',
+            items: { type: 'string', description: '{maxLength: 9}' },
+            minItems: 1,
+            description: '{maxItems: 3}',
+          },
+          at: {
+            anyOf: [
+              { type: 'string', format: 'date' },
+              { type: 'string', description: '{format: "ipv5"}' },
+            ],
+          },
+        },
+        required: ['days', 'tags', 'at'],
+        additionalProperties: false,
+      },
+    })
+    expect(zodLike).toEqual(copy)
+  })
+
+  it('json_object (no schema) and a json_schema without one throw naming the field; text is the default, not sent', () => {
+    expect(() => build({ response_format: { type: 'json_object' } })).toThrow(
+      'response_format.type: Anthropic has no JSON mode without a schema',
+    )
+    expect(() =>
+      build({ response_format: { type: 'json_schema', json_schema: { name: 'x' } } }),
+    ).toThrow('response_format.json_schema.schema: ')
+    expect(build({ response_format: { type: 'text' } })).not.toHaveProperty('output_config')
+  })
+
+  it('to a model without structured outputs (Claude 3, Sonnet and Opus 4), or beside a prefill, throws a provider value naming response_format', () => {
+    for (const model of [
+      'claude-3-5-haiku-20241022',
+      'claude-sonnet-4-20250514',
+      'claude-opus-4-0',
+    ]) {
+      let error: unknown
+      try {
+        build({ response_format: jsonSchema }, model)
+      } catch (caught) {
+        error = caught
+      }
+      expect(error, model).toMatchObject({ field: 'response_format', reason: 'provider_value' })
+      expect(String(error)).toContain(`${model} has no structured outputs`)
+    }
+    for (const model of [
+      'claude-opus-4-1',
+      'claude-haiku-4-5',
+      'claude-sonnet-5',
+      'claude-latest',
+    ]) {
+      expect(build({ response_format: jsonSchema }, model), model).toHaveProperty('output_config')
+    }
+    const prefill: ChatMessage[] = [
+      { role: 'user', content: 'hi' },
+      { role: 'assistant', content: '{"city":' },
+    ]
+    expect(() => build({ response_format: jsonSchema }, 'claude-sonnet-4-5', prefill)).toThrow(
+      'response_format: Anthropic takes no prefill',
+    )
+    expect(build({}, 'claude-sonnet-4-5', prefill)).not.toHaveProperty('output_config')
+  })
+})
+
 describe('extra Chat Completions fields (request.extra)', () => {
   const build = (extra: Record<string, unknown>, tools: ToolDefinition[] = []) =>
     dialects.anthropic.buildRequest(
@@ -576,7 +711,6 @@ describe('extra Chat Completions fields (request.extra)', () => {
   it('throws InvalidChatRequestError naming any field it has no equivalent for', () => {
     for (const [field, value] of [
       ['seed', 1],
-      ['response_format', { type: 'json_object' }],
       ['logit_bias', { '1': 1 }],
       ['n', 2],
       ['enable_thinking', true],

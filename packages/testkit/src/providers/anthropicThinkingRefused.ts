@@ -1,5 +1,6 @@
 import { anthropicAlwaysThinks } from './anthropicAlwaysThinks.js'
 import { anthropicEffortRefused } from './anthropicEffortRefused.js'
+import { anthropicOutputFormatRefused } from './anthropicOutputFormatRefused.js'
 import { anthropicThinkingDefaults } from './anthropicThinkingDefaults.js'
 import { anthropicThinkingTypeRefused } from './anthropicThinkingTypeRefused.js'
 import { claudeVersion } from './claudeVersion.js'
@@ -18,7 +19,8 @@ const DOCS = 'https://docs.claude.com/en/docs/build-with-claude/extended-thinkin
  * (docs.claude.com, "Extended thinking", "Thinking with tool use"):
  * - an `output_config.effort` the model does not take, with thinking or
  *   without (`anthropicEffortRefused`: `max` before Claude 4.6, `xhigh`
- *   before Opus 4.7, any before Opus 4.5);
+ *   before Opus 4.7, any before Opus 4.5), and an `output_config.format`
+ *   it does not take (`anthropicOutputFormatRefused`), thinking or not;
  * - a `thinking.type` the model does not take (`anthropicThinkingTypeRefused`:
  *   one the API does not know, `adaptive` where only a budget is taken,
  *   `between_tools` but on Sonnet 5.5);
@@ -59,6 +61,9 @@ export function anthropicThinkingRefused(
   // An effort level the model lacks, thinking or not (`anthropicEffortRefused`).
   const effortRefused = anthropicEffortRefused(json)
   if (effortRefused !== undefined) return effortRefused
+  // The other half of `output_config`, thinking or not.
+  const formatRefused = anthropicOutputFormatRefused(json)
+  if (formatRefused !== undefined) return formatRefused
   const refuse = (message: string) => anthropicErrors.invalidRequest(message)
   const toolChoice = (json['tool_choice'] as { type?: unknown } | null | undefined)?.type
   const forced = toolChoice === 'any' || toolChoice === 'tool'

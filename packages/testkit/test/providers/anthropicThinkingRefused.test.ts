@@ -334,3 +334,91 @@ describe("the Anthropic fake answers Anthropic's 400s beside thinking", () => {
     expect(fake!.requests.map((r) => r.failure)).toEqual([undefined, undefined, undefined])
   })
 })
+
+describe("the Anthropic fake answers Anthropic's 400s to JSON outputs (output_config.format) it does not take", () => {
+  const schema = { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] }
+  const format = { type: 'json_schema', schema }
+  const prefill = [
+    { role: 'user', content: 'JSON please' },
+    { role: 'assistant', content: '{' },
+  ]
+
+  it('refuses a malformed format, a model without structured outputs and a prefill; takes the rest, effort beside', async () => {
+    const cases: [Record<string, unknown>, string][] = [
+      [{ output_config: { format: 'json' } }, 'output_config.format: Input should be a valid'],
+      [{ output_config: { format: { schema } } }, 'output_config.format.type: Field required'],
+      [
+        { output_config: { format: { type: 'json_object' } } },
+        "output_config.format.type: Input should be 'json_schema'",
+      ],
+      [
+        { output_config: { format: { type: 'json_schema' } } },
+        'output_config.format.schema: Field required',
+      ],
+      [
+        { output_config: { format: { type: 'json_schema', schema: '{}' } } },
+        'output_config.format.schema: Input should be a valid',
+      ],
+      // OpenAI's response_format.json_schema fields are not Anthropic's.
+      [
+        { output_config: { format: { ...format, name: 'weather', strict: true } } },
+        'output_config.format.name: Extra inputs are not permitted',
+      ],
+      // What JSON outputs refuse of JSON Schema.
+      [
+        {
+          output_config: {
+            format: {
+              type: 'json_schema',
+              schema: { ...schema, properties: { n: { type: 'integer', minimum: 1 } } },
+            },
+          },
+        },
+        'output_config.format.schema.properties.n.minimum: ',
+      ],
+      [
+        {
+          output_config: {
+            format: { type: 'json_schema', schema: { ...schema, additionalProperties: true } },
+          },
+        },
+        'output_config.format.schema.additionalProperties: ',
+      ],
+      ...['claude-3-5-haiku-20241022', 'claude-sonnet-4-20250514'].map(
+        (model): [Record<string, unknown>, string] => [
+          { model, output_config: { format } },
+          `'${model}' does not support structured outputs.`,
+        ],
+      ),
+      [{ model: 'claude-sonnet-4-5', output_config: { format }, messages: prefill }, 'prefill'],
+    ]
+    for (const [body, says] of cases) {
+      const { status, json } = await send(body)
+      expect(status, says).toBe(400)
+      expect(json).toMatchObject({ type: 'error', error: { type: 'invalid_request_error' } })
+      expect(json.error?.message).toContain(says)
+    }
+    for (const body of [
+      { output_config: { format, effort: 'high' }, thinking: ADAPTIVE },
+      { model: 'claude-opus-4-1', output_config: { format } },
+      {
+        output_config: {
+          format: {
+            type: 'json_schema',
+            schema: {
+              ...schema,
+              additionalProperties: false,
+              properties: { tags: { type: 'array', items: { type: 'string' }, minItems: 1 } },
+            },
+          },
+        },
+      },
+      { model: 'claude-haiku-4-5', output_config: { format: null } },
+      { model: 'claude-sonnet-4-5', messages: prefill },
+    ]) {
+      const { status, json } = await send(body)
+      expect(status, JSON.stringify(body)).toBe(200)
+      expect(json.type).toBe('message')
+    }
+  })
+})

@@ -11,9 +11,11 @@ import { refuseStrictTools } from '../refuseStrictTools.js'
 import { requestToolSettings } from '../requestToolSettings.js'
 import { argumentsObject } from '../toolArguments.js'
 import { toolChoiceName } from '../toolChoiceName.js'
+import { anthropicOutputFormat } from './anthropicOutputFormat.js'
 import { declareHistoryTools } from './historyTools.js'
 import { anthropicInputSchema } from './inputSchema.js'
 import { refuseModelEffort } from './refuseModelEffort.js'
+import { refuseModelOutputFormat } from './refuseModelOutputFormat.js'
 import { refuseModelSampling } from './refuseModelSampling.js'
 import { refuseModelThinking } from './refuseModelThinking.js'
 import { refusePrefill } from './refusePrefill.js'
@@ -45,7 +47,9 @@ type Role = 'user' | 'assistant'
  * Claude 4 models that take one of them (`refuseModelSampling`), and a
  * prefill to Claude 4.6 and later (`refusePrefill`), and a
  * `reasoning_effort` but `none` to the Claude 3 models before 3.7 Sonnet,
- * which do not think (`refuseModelThinking`): those models' 400s.
+ * which do not think (`refuseModelThinking`), and a `response_format`
+ * schema to a model without structured outputs, or beside a prefill
+ * (`refuseModelOutputFormat`): those models' 400s.
  */
 export function buildAnthropicRequest(request: ChatRequest, model: string): BuiltRequest {
   refuseLoneSurrogates(request, 'Anthropic', 'anthropic')
@@ -141,6 +145,7 @@ export function buildAnthropicRequest(request: ChatRequest, model: string): Buil
   // list (see `applyExtra`).
   refuseModelSampling(model, body)
   refusePrefill(model, turns)
+  refuseModelOutputFormat(model, body, turns)
   refuseModelThinking(model, request.extra?.['reasoning_effort'], turns)
   refuseModelEffort(model, request.extra?.['reasoning_effort'], turns)
   return { path: '/v1/messages', body, headers: { 'anthropic-version': ANTHROPIC_VERSION } }
@@ -187,8 +192,9 @@ function anthropicStopSequences(stop: readonly string[]): string[] {
  * translated where Anthropic has an equivalent (`tool_choice`,
  * `parallel_tool_calls: false`, `user` and
  * `safety_identifier`; `reasoning_effort` → `thinking`, see
- * `applyAnthropicThinking`), kept when they ask for Anthropic's default (`n: 1`,
- * `response_format` text, `modalities`, `logprobs: false`, `top_logprobs: 0`,
+ * `applyAnthropicThinking`; a `response_format` schema →
+ * `output_config.format`, see `anthropicOutputFormat`), kept when they ask
+ * for Anthropic's default (`n: 1`, `response_format` text, `modalities`, `logprobs: false`, `top_logprobs: 0`,
  * penalties of 0, `store: false`, `service_tier: 'auto'`, `verbosity:
  * 'medium'`, `stream_options` without obfuscation); any other throws
  * naming it, so none is dropped silently.
@@ -200,6 +206,7 @@ function applyExtra(
 ): void {
   let toolChoice: Record<string, unknown> | undefined
   let effort: unknown
+  let format: Record<string, unknown> | undefined
   let serialTools = false
   let user: string | undefined
   let safetyIdentifier: string | undefined
@@ -211,6 +218,7 @@ function applyExtra(
     else if (field === 'safety_identifier' && typeof value === 'string') safetyIdentifier = value
     else if (field === 'stream_options') refuseStreamOptions(value, 'Anthropic')
     else if (field === 'reasoning_effort') effort = value
+    else if (field === 'response_format') format = anthropicOutputFormat(value)
     else if (!isDefault(field, value)) {
       throw new InvalidChatRequestError(field, 'Anthropic has no equivalent')
     }
@@ -223,6 +231,10 @@ function applyExtra(
   refuseForcedToolWhileThinking(model, body)
   // Last: what thinking cannot go beside is all in the body by now.
   if (effort !== undefined) applyAnthropicThinking(effort, model, body)
+  // Beside the effort thinking may have put there: one `output_config`.
+  if (format !== undefined) {
+    body['output_config'] = { ...(body['output_config'] as object | undefined), format }
+  }
   // After every other check: a value only Anthropic refuses (an email as the
   // id, `provider_value`) is skipped by a gateway checking a fallback list,
   // and thrown first it hid a refusal of the request itself (max_tokens under
@@ -243,7 +255,6 @@ function isDefault(field: string, value: unknown): boolean {
   if (field === 'n') return value === 1
   if (field === 'logprobs') return value === false
   if (field === 'modalities') return Array.isArray(value) && value.every((m) => m === 'text')
-  if (field === 'response_format') return (value as { type?: unknown }).type === 'text'
   // OpenAI's own defaults, which clients (LangChain's ChatOpenAI among them)
   // send explicitly on every request: no penalty, nothing stored.
   if (field === 'frequency_penalty' || field === 'presence_penalty') return value === 0
