@@ -117,6 +117,26 @@ describe('a request bigger than a provider’s whole TPM limit', () => {
     )
   })
 
+  it('names the cap field the client sent: max_completion_tokens, streamed or not', async () => {
+    for (const stream of [false, true]) {
+      const res = await fetch(`${harness.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...within },
+        body: JSON.stringify({
+          model: 'only',
+          messages: [{ role: 'user', content: BIG }],
+          max_completion_tokens: 16,
+          stream,
+        }),
+      })
+      expect(res.status).toBe(413)
+      const body = (await res.json()) as { error: Record<string, unknown> }
+      expect(body.error['message']).toBe(
+        "the request is too large for every provider's limits; reduce the input or max_completion_tokens (a/gpt-4o: the request alone (36278 tokens) exceeds the provider's TPM limit (30000 tokens))",
+      )
+    }
+  })
+
   it('with a second provider: falls back to it at once, the client gets its answer', async () => {
     const c = await harness.client.chat.completions.create(
       { model: 'm', messages: [{ role: 'user', content: BIG }], max_tokens: 16 },

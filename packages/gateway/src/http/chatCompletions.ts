@@ -114,6 +114,7 @@ export function chatCompletions(ctx: GatewayContext) {
                 : `${fields['provider']}/${fields['upstreamModel']}`,
             failedBeforeFirstEvent: (error) =>
               refusedWhenReached(ctx.config, targets, fields, error, capField),
+            capField,
           },
         )
       } else {
@@ -147,6 +148,7 @@ export function chatCompletions(ctx: GatewayContext) {
         ctx,
         res,
         refusedWhenReached(ctx.config, targets, fields, error, capField),
+        capField,
       )
       status = shaped.status
       fields['error'] = shaped.body.error.code

@@ -23,6 +23,7 @@ import {
 import { toOpenAIError } from '../openai/encode.js'
 import { isGatewayRequestError } from './GatewayRequestError.js'
 import { isGatewayShutdown } from './GatewayShutdownError.js'
+import type { CapField } from './untranslatableRefusal.js'
 
 /** An error as the client sees it: OpenAI's error body, a status, and headers. */
 export interface ErrorReply {
@@ -65,8 +66,10 @@ const DEADLINE_EXCEEDED_CODE = 'deadline_exceeded'
  * names), never upstream hosts, keys or stack traces; a provider's own text
  * is passed on only when it tells the client what to fix in its request.
  * `x-should-retry` tells the official SDKs whether retrying can help.
+ * `capField`: the output cap field the client sent, named when a smaller
+ * cap would help (`max_tokens` when it sent none).
  */
-export function errorReply(error: unknown, keyWait?: KeyWait): ErrorReply {
+export function errorReply(error: unknown, keyWait?: KeyWait, capField?: CapField): ErrorReply {
   if (causedBy(error, isGatewayShutdown)) return shutdownReply()
   // The client left: nobody reads this answer (sendError writes nothing), but the log and the metrics say what happened.
   if (causedBy(error, isClientClosed)) return clientClosedReply()
@@ -92,7 +95,7 @@ export function errorReply(error: unknown, keyWait?: KeyWait): ErrorReply {
     )
   }
   if (isRateLimited(error)) {
-    if (error.kind === 'request_too_large') return tooLargeReply([error])
+    if (error.kind === 'request_too_large') return tooLargeReply([error], capField)
     return error.kind === 'overloaded'
       ? overloadReply(error.provider, error.retryAfterMs)
       : rateLimitReply(
@@ -156,6 +159,7 @@ export function errorReply(error: unknown, keyWait?: KeyWait): ErrorReply {
     return unavailableReply(
       error.causes.map((c) => c.cause),
       keyWait,
+      capField,
     )
   }
   return internalErrorReply()
@@ -292,9 +296,13 @@ function codeText(code: string | undefined): string | null {
  * what each provider did (kind only: no upstream text, but for a
  * too-large refusal without figures, `tooLargeWhy`).
  */
-function unavailableReply(causes: unknown[], keyWait: KeyWait | undefined): ErrorReply {
+function unavailableReply(
+  causes: unknown[],
+  keyWait: KeyWait | undefined,
+  capField: CapField | undefined,
+): ErrorReply {
   if (causes.some((c) => isDeadlineExceeded(c))) return deadlineReply()
-  if (causes.length > 0 && causes.every(isTooLarge)) return tooLargeReply(causes)
+  if (causes.length > 0 && causes.every(isTooLarge)) return tooLargeReply(causes, capField)
   const waits: number[] = []
   let limited = 0
   // Of those, the limits known to count tokens (OpenAI's 429 `type: tokens`).
@@ -432,9 +440,12 @@ function isTooLarge(cause: unknown): boolean {
  * told to come back with it (`x-should-retry: false`); a smaller one, or a
  * tier with a larger limit, is served. Each provider's figures, not its text
  * (OpenAI's names the account's organisation); its text, trimmed, only when
- * it gave none (`tooLargeWhy`).
+ * it gave none (`tooLargeWhy`). The cap to lower is named as the client sent
+ * it (`capField`): `max_completion_tokens` from the official clients was
+ * told to lower `max_tokens`, a field it never sent; none sent, the
+ * gateway's `policy.defaultMaxTokens` went as `max_tokens`.
  */
-function tooLargeReply(causes: unknown[]): ErrorReply {
+function tooLargeReply(causes: unknown[], capField: CapField | undefined): ErrorReply {
   // max_tokens counts against a token limit (admission's TPM, a provider's
   // figures), never against a body's bytes (Anthropic's 32 MB, a proxy's 413).
   const tokens = causes.some(
@@ -449,7 +460,7 @@ function tooLargeReply(causes: unknown[]): ErrorReply {
   )
   return reply(
     413,
-    `the request is too large for every provider's limits; reduce the input${tokens ? ' or max_tokens' : ''} (${parts.join('; ')})`,
+    `the request is too large for every provider's limits; reduce the input${tokens ? ` or ${capField ?? 'max_tokens'}` : ''} (${parts.join('; ')})`,
     'invalid_request_error',
     'request_too_large',
     null,

@@ -11,6 +11,7 @@ import {
 import { logIfBug } from './logIfBug.js'
 import { scopeOf } from './requestScope.js'
 import { sendJson } from './sendJson.js'
+import type { CapField } from './untranslatableRefusal.js'
 
 /**
  * Answers with an OpenAI-shaped error, unless the response already started
@@ -19,11 +20,17 @@ import { sendJson } from './sendJson.js'
  * (`client_closed`, 499 in the log: nothing is written to its socket).
  * Returns the reply, notes its code on the request for the metrics, and
  * reports a deadline reply to @hourglass/express (`reportExpired`).
+ * `capField`: the output cap field the client sent (`errorReply`).
  */
-export function sendError(ctx: GatewayContext, res: Response, error: unknown): ErrorReply {
+export function sendError(
+  ctx: GatewayContext,
+  res: Response,
+  error: unknown,
+  capField?: CapField,
+): ErrorReply {
   // Gone before we could answer, whatever the error says (the deadline may have fired as it left).
   const gone = !res.writableFinished && (res.destroyed || res.socket?.destroyed === true)
-  const shaped = gone ? clientClosedReply() : ctx.redact(errorReply(error, ctx.keyWait))
+  const shaped = gone ? clientClosedReply() : ctx.redact(errorReply(error, ctx.keyWait, capField))
   const scope = scopeOf(res)
   if (scope !== undefined) scope.errorCode ??= shaped.body.error.code
   logIfBug(ctx, shaped.body.error.code, error)

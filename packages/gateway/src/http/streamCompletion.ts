@@ -12,6 +12,7 @@ import { flushedOrCut } from './flushedOrCut.js'
 import { logIfBug } from './logIfBug.js'
 import { type RequestScope, scopeOf } from './requestScope.js'
 import { sendError } from './sendError.js'
+import type { CapField } from './untranslatableRefusal.js'
 
 /**
  * How long a started stream may go without a byte before the gateway writes
@@ -66,6 +67,8 @@ export interface StreamReplyOptions {
   answeredBy?: (() => string | undefined) | undefined
   /** What a failure before the first event is answered as (a fallback's refusal, named): the failure itself by default. */
   failedBeforeFirstEvent?: ((error: unknown) => unknown) | undefined
+  /** The output cap field the client sent: a failure before the first event names it (`errorReply`). */
+  capField?: CapField | undefined
 }
 
 /**
@@ -105,7 +108,12 @@ export async function streamCompletion(
       throw endedInError(reply.answeredBy?.(), false, providerFinishReason(first))
     }
   } catch (error) {
-    const shaped = sendError(ctx, res, reply.failedBeforeFirstEvent?.(error) ?? error)
+    const shaped = sendError(
+      ctx,
+      res,
+      reply.failedBeforeFirstEvent?.(error) ?? error,
+      reply.capField,
+    )
     reportDeadlineReply(res.req, shaped)
     return shaped.status
   }

@@ -159,7 +159,10 @@ export class FakeProvider {
     return this.#records
   }
 
-  /** Requests that reached generation: succeeded, or wrote tokens before ending. What a real provider bills. */
+  /**
+   * Requests that reached generation: succeeded, wrote tokens before ending,
+   * or ended in a malformed function call (Gemini's). What a real provider bills.
+   */
   get paidGenerations(): number {
     return this.#records.filter((r) => r.paid).length
   }

@@ -189,7 +189,11 @@ export interface RecordedRequest {
    * Anthropic tool input still buffered.
    */
   tokensSent: number
-  /** True once the request reached generation: it succeeded, or tokens were written before it ended. */
+  /**
+   * True once the request reached generation: it succeeded, tokens were
+   * written before it ended, or the model wrote a call Gemini could not parse
+   * (`geminiErrors.malformedFunctionCall()`: billed, though nothing usable came).
+   */
   paid: boolean
   /**
    * What a reply script (or the fake itself) threw while answering: before

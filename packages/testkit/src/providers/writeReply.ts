@@ -94,42 +94,63 @@ export async function writeReply(ctx: ReplyContext, reply: ProviderReply): Promi
 
 /** A generated answer, unless the request is one the API would refuse first. */
 function writeText(ctx: ReplyContext, reply: TextReply): Promise<void> {
-  if (ctx.wire === undefined) {
-    return writeError(ctx, {
-      kind: 'error',
-      status: 404,
-      body: {
-        error: {
-          message: `the fake provider has no route ${ctx.record.method} ${ctx.record.path}`,
-          type: 'invalid_request_error',
-          code: 'not_found',
-        },
-      },
-    })
-  }
   // The API refuses it before generating: the scripted answer is not given.
-  const refused =
-    anthropicVersionProblem(ctx.dialect, ctx.record.route, ctx.record.headers) ??
-    unreadableBody(ctx.dialect, ctx.record.route, ctx.record.rawBody) ??
-    openAIRequiredFieldMissing(ctx.dialect, ctx.record.route, ctx.record.body) ??
-    anthropicMaxTokensMissing(ctx.dialect, ctx.record.route, ctx.record.body) ??
-    streamOptionsWithoutStream(ctx.dialect, ctx.record.route, ctx.record.body) ??
-    maxTokensUnsupported(ctx.dialect, ctx.record.route, ctx.record.body) ??
-    toolSettingsWithoutTools(ctx.record.route, ctx.record.body) ??
-    anthropicSamplingRefused(ctx.dialect, ctx.record.route, ctx.record.body, ctx.record.headers) ??
-    anthropicThinkingRefused(ctx.dialect, ctx.record.route, ctx.record.body, ctx.record.headers) ??
-    anthropicUserIdRefused(ctx.dialect, ctx.record.route, ctx.record.body) ??
-    anthropicContentRefused(ctx.dialect, ctx.record.route, ctx.record.body, ctx.record.headers) ??
-    geminiFunctionNameRefused(ctx.record.route, ctx.record.body) ??
-    geminiJsonWithToolsRefused(ctx.record.route, ctx.record.model, ctx.record.body) ??
-    deepseekReasoningMissing(ctx.dialect, ctx.record.route, ctx.record.body) ??
-    qwenThinkingNotStreamed(ctx.dialect, ctx.record.route, ctx.record.body, ctx.record.stream) ??
-    unavailableFormat(ctx.dialect, ctx.record.body)
-  if (refused !== undefined) return writeError(ctx, refused)
+  // (No route is one of those refusals; `wire` is checked again for the type.)
+  const refused = refusedBeforeGenerating(ctx)
+  if (refused !== undefined || ctx.wire === undefined)
+    return writeError(ctx, refused ?? noRoute(ctx))
   // Gemini's JSON-array form is streamed too: its elements are written as they are generated.
   return ctx.record.stream || ctx.wire === geminiJsonArray
     ? writeStream(ctx, ctx.wire, reply)
     : writeJson(ctx, ctx.wire, reply)
+}
+
+/**
+ * What the API answers instead of generating — no such route, a body it
+ * cannot read, a field it refuses —, or undefined when it would generate.
+ * Every answer is held to it: a text reply, and a Gemini answer with nothing
+ * to use in it (`GEMINI_ANSWER`), which a blocked prompt or a malformed call
+ * is only after these checks passed. That one skipped them: a request
+ * declaring a tool Gemini refuses (`1password_read`) got the malformed
+ * call's 200 where a text reply got the 400, and a body that was no JSON
+ * got a billed answer.
+ */
+function refusedBeforeGenerating(ctx: ReplyContext): ErrorReply | undefined {
+  if (ctx.wire === undefined) return noRoute(ctx)
+  const { dialect, record } = ctx
+  const { route, body, headers } = record
+  return (
+    anthropicVersionProblem(dialect, route, headers) ??
+    unreadableBody(dialect, route, record.rawBody) ??
+    openAIRequiredFieldMissing(dialect, route, body) ??
+    anthropicMaxTokensMissing(dialect, route, body) ??
+    streamOptionsWithoutStream(dialect, route, body) ??
+    maxTokensUnsupported(dialect, route, body) ??
+    toolSettingsWithoutTools(route, body) ??
+    anthropicSamplingRefused(dialect, route, body, headers) ??
+    anthropicThinkingRefused(dialect, route, body, headers) ??
+    anthropicUserIdRefused(dialect, route, body) ??
+    anthropicContentRefused(dialect, route, body, headers) ??
+    geminiFunctionNameRefused(route, body) ??
+    geminiJsonWithToolsRefused(route, record.model, body) ??
+    deepseekReasoningMissing(dialect, route, body) ??
+    qwenThinkingNotStreamed(dialect, route, body, record.stream) ??
+    unavailableFormat(dialect, body)
+  )
+}
+
+function noRoute(ctx: ReplyContext): ErrorReply {
+  return {
+    kind: 'error',
+    status: 404,
+    body: {
+      error: {
+        message: `the fake provider has no route ${ctx.record.method} ${ctx.record.path}`,
+        type: 'invalid_request_error',
+        code: 'not_found',
+      },
+    },
+  }
 }
 
 function writeBadScript(ctx: ReplyContext, reply: unknown): Promise<void> {
@@ -153,8 +174,11 @@ function describeReply(reply: unknown): string {
 }
 
 async function writeError(ctx: ReplyContext, reply: ErrorReply): Promise<void> {
-  if (!(await pause(ctx.clock, reply.latencyMs ?? 0, ctx.signal))) return
   const answer = (reply as { [GEMINI_ANSWER]?: GeminiAnswerMark })[GEMINI_ANSWER]
+  // An answer, not an error: refused first as a text reply is, its latency not waited.
+  const refused = answer === undefined ? undefined : refusedBeforeGenerating(ctx)
+  if (refused !== undefined) return writeError(ctx, refused)
+  if (!(await pause(ctx.clock, reply.latencyMs ?? 0, ctx.signal))) return
   if (answer !== undefined) return writeGeminiAnswer(ctx, reply, answer)
   const text = typeof reply.body === 'string' ? reply.body : JSON.stringify(reply.body)
   const resetAfterS = (reply as { [RESET_AFTER_S]?: number })[RESET_AFTER_S]
@@ -187,7 +211,7 @@ async function writeError(ctx: ReplyContext, reply: ErrorReply): Promise<void> {
  * was never run against them. Another route gets the JSON.
  */
 function writeGeminiAnswer(ctx: ReplyContext, reply: ErrorReply, mark: GeminiAnswerMark): void {
-  const json = JSON.stringify(geminiAnswerBody(reply.body, ctx.record))
+  const json = JSON.stringify(geminiAnswerBody(reply.body, ctx.record, ctx.dialect))
   const gemini = ctx.record.route === 'gemini'
   const sse = gemini && ctx.record.stream
   const array = gemini && ctx.wire === geminiJsonArray

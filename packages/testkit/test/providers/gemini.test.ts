@@ -171,6 +171,16 @@ describe('fake Gemini', () => {
     expect(json).toEqual(blocked)
     expect('candidates' in json).toBe(false)
     expect(fake.paidGenerations).toBe(0)
+    // Counted and named as an empty answer to the same request is.
+    fake.setReply(reply.text(''))
+    const empty = (await (await generate(fake.baseURL, 'generateContent')).json()) as Record<
+      string,
+      unknown
+    >
+    const answer = json as Record<string, unknown>
+    expect(answer['usageMetadata']).toEqual(empty['usageMetadata'])
+    expect(answer['modelVersion']).toBe(empty['modelVersion'])
+    expect(String(answer['responseId'])).toHaveLength(String(empty['responseId']).length)
   })
 
   it('sends a malformed function call as a 200 candidate with no content; it is billed', async () => {
@@ -194,5 +204,36 @@ describe('fake Gemini', () => {
     ])
     expect(fake.requests[0]!.outcome).toBe('error')
     expect(fake.paidGenerations).toBe(1)
+  })
+
+  it('a blocked prompt or malformed call is no answer to a request Gemini refuses first: the refusal, unbilled', async () => {
+    fake = await startFakeProvider({
+      dialect: 'gemini',
+      reply: geminiErrors.malformedFunctionCall(),
+    })
+    const post = (body: string) =>
+      fetch(`${fake!.baseURL}/models/gemini-2.0-flash:generateContent`, {
+        method: 'POST',
+        headers: { 'x-goog-api-key': 'AIza-test', 'content-type': 'application/json' },
+        body,
+      })
+    // A tool name Gemini refuses: the 400 a text reply gets, not the 200.
+    const named = await post(
+      JSON.stringify({
+        contents: [{ role: 'user', parts: [{ text: 'hi' }] }],
+        tools: [{ functionDeclarations: [{ name: '1password_read' }] }],
+      }),
+    )
+    expect(named.status).toBe(400)
+    expect(JSON.stringify(await named.json())).toContain('[FIELD_INVALID] Invalid function name.')
+    // A body that is no JSON is read by nothing: no answer, and nothing billed.
+    const unreadable = await post('{"contents": [')
+    expect(unreadable.status).toBe(400)
+    expect(((await unreadable.json()) as { error: { status: string } }).error.status).toBe(
+      'INVALID_ARGUMENT',
+    )
+    fake.setReply(geminiErrors.promptBlocked())
+    expect((await post('{"contents": [')).status).toBe(400)
+    expect(fake.paidGenerations).toBe(0)
   })
 })
