@@ -1,3 +1,5 @@
+// Node's own, not the global: see the turn of the loop after a deadline ended.
+import { setImmediate } from 'node:timers'
 import {
   type Clock,
   Deadline,
@@ -482,7 +484,9 @@ export function withDeadline<
       // the next timer fires. Hand the job back to BullMQ (a Redis write, a
       // stack trace, the next fetch) on the next turn of the event loop, so
       // the other jobs' deadlines due now fire first and their calls are
-      // aborted on time, not after this job's bookkeeping.
+      // aborted on time, not after this job's bookkeeping. `node:timers`'
+      // own setImmediate, a turn of the real loop: fake timers replace the
+      // global one, and the job stayed active until the test moved fake time.
       if (ended) await new Promise<void>((resolve) => setImmediate(resolve))
       // With the processor's stack after its own: BullMQ stores this error's
       // stack as the job's `stacktrace`, the only one a dashboard shows.

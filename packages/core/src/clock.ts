@@ -1,7 +1,9 @@
 /**
  * Time as Hourglass sees it. `now()` is monotonic milliseconds (never
- * wall-clock: NTP steps must not stretch or shrink a budget). Inject your own
- * (see `ManualClock`) to drive time in tests without sleeping.
+ * wall-clock: NTP steps must not stretch or shrink a budget) — `systemClock`'s
+ * too, except where fake timers are installed or removed: it reads the global
+ * `performance`, and theirs starts near 0 (see `systemClock`). Inject your
+ * own (see `ManualClock`) to drive time in tests without sleeping.
  */
 export interface Clock {
   now(): number
@@ -19,13 +21,15 @@ export interface Clock {
   setTimeout(callback: () => void, ms: number, options?: TimerOptions): unknown
   clearTimeout(handle: unknown): void
   /**
-   * True when this clock runs on the process's real time — `now()` is
-   * `performance.now()` and its timers are real timers — as `systemClock`
-   * does, or a wrapper that delegates to it (one that counts timers, say).
-   * How late such a clock's timers fire, and how late a server's timeout
-   * answers leave, is this process's lateness: it feeds the adaptive reserve
-   * (`adaptiveReserveMs`). A clock that moves when told (`ManualClock`)
-   * leaves it undefined.
+   * True when this clock runs on the process's real time — `now()` is the
+   * global `performance.now()` and its timers are the global timers — as
+   * `systemClock` does, or a wrapper that delegates to it (one that counts
+   * timers, say). How late such a clock's timers fire, and how late a
+   * server's timeout answers leave, is this process's lateness: it feeds the
+   * adaptive reserve (`adaptiveReserveMs`). While fake timers have replaced
+   * the global `performance` such a clock runs on their time, and none is
+   * recorded. A clock that moves when told (`ManualClock`) leaves it
+   * undefined.
    */
   readonly realTime?: boolean
 }
@@ -70,7 +74,11 @@ export const systemClock: Clock = {
   // one never saw their time move. A deadline's timer, fired by
   // `advanceTimersByTime`, found its expiry not reached and re-armed: in an
   // app's test that faked time, no deadline expired and no `wait` (a retry's
-  // back-off) ended. The global's getter costs ~10 ns a read.
+  // back-off) ended. The global's getter costs ~10 ns a read. Their
+  // `performance.now()` starts near 0 and moves only when told: a deadline
+  // made before they were installed, or still pending when they are removed,
+  // sees time jump (the README's Clock rule), and no lateness is recorded
+  // under them (`timerLateness.ts`).
   now: () => performance.now(),
   setTimeout(callback, ms, options) {
     // Not a number above 0 (NaN, undefined, negative): due at once, as

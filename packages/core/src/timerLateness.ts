@@ -1,6 +1,8 @@
 // perf_hooks' own `performance`: Node's global one is a lazy getter, read on
 // every call (adaptiveReserveMs runs per request).
 import { type IntervalHistogram, monitorEventLoopDelay, performance } from 'node:perf_hooks'
+// Node's own, not the globals: see the ticker in `timerLatenessMs`.
+import { clearInterval, setInterval } from 'node:timers'
 import type { Clock } from './clock.js'
 import { runOutsideContext } from './context.js'
 
@@ -52,8 +54,22 @@ let answeredCount = 0
 let answeredP99: number | undefined = 0
 let answeredP99At = 0
 
+/**
+ * Whether the global `performance` is a fake one (`vi.useFakeTimers()`,
+ * Jest's, @sinonjs/fake-timers replace it): `systemClock` reads the global,
+ * and a deadline made before fake timers were installed and fired after
+ * read fake time against a real expiry. After `vi.advanceTimersByTime(10
+ * minutes)` it recorded ~595,742 ms of lateness, and two such pinned the
+ * reserve at its 100 ms ceiling for the minute they count. Fake time says
+ * nothing of how late this process runs: no lateness is recorded under it.
+ */
+function timeIsFaked(): boolean {
+  return globalThis.performance !== performance
+}
+
 /** @internal Deadline calls this when its own timer fires: `ms` after `expiresAt`. */
 export function recordTimerLateness(ms: number, at = performance.now()): void {
+  if (timeIsFaked()) return
   fired[firedCount % SAMPLES] = ms
   firedAt[firedCount % SAMPLES] = at
   firedCount++
@@ -64,7 +80,7 @@ export function recordTimerLateness(ms: number, at = performance.now()): void {
  * deadline has been flushed: `ms` after that deadline was due.
  */
 export function recordAnswerLateness(ms: number, at = performance.now()): void {
-  if (!Number.isFinite(ms)) return
+  if (!Number.isFinite(ms) || timeIsFaked()) return
   answered[answeredCount % SAMPLES] = Math.max(0, ms)
   answeredAt[answeredCount % SAMPLES] = at
   answeredCount++
@@ -115,6 +131,12 @@ export function timerLatenessMs(now = performance.now()): number {
     histogram = runOutsideContext(() => {
       const monitor = monitorEventLoopDelay({ resolution: RESOLUTION_MS })
       monitor.enable()
+      // `node:timers`' own `setInterval` (an ESM import, which fake timers
+      // leave alone, as `wait`'s keep-open interval): on the faked global,
+      // `vi.runAllTimers()` after a request had read the reserve fired it
+      // 10,000 times and threw "Aborting after running 10000 timers", and
+      // `vi.useRealTimers()` dropped it for good (no tick closed a window
+      // again in that process).
       ticker = setInterval(closeLatenessWindow, TICK_MS)
       ticker.unref()
       return monitor

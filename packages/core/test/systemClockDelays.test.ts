@@ -1,5 +1,14 @@
 import { setImmediate as realImmediate } from 'node:timers'
-import { Deadline, MAX_TIMER_MS, outcomeWithin, systemClock, wait } from '@hourglass/core'
+import {
+  adaptiveReserveMs,
+  Deadline,
+  MAX_RESERVE_MS,
+  MAX_TIMER_MS,
+  outcomeWithin,
+  resetTimerLateness,
+  systemClock,
+  wait,
+} from '@hourglass/core'
 import { afterEach, expect, it, vi } from 'vitest'
 
 // systemClock.setTimeout clamped a negative delay to 0 but passed NaN (and
@@ -83,5 +92,47 @@ it('under fake timers, runAllTimers runs with a step or an endless wait pending,
     expect(outcome).toBeUndefined()
   } finally {
     vi.useRealTimers()
+  }
+})
+
+// The adaptive reserve's ticker (it closes the event-loop window each 250 ms)
+// was set with the global setInterval: an app's test that faked time after a
+// request had read the reserve (deadline() with no reserveMs) threw "Aborting
+// after running 10000 timers" from `vi.runAllTimers()`.
+it('under fake timers, runAllTimers runs after the adaptive reserve was read', () => {
+  resetTimerLateness()
+  vi.useFakeTimers()
+  try {
+    adaptiveReserveMs()
+    const deadline = Deadline.after(1000)
+    expect(() => vi.runAllTimers()).not.toThrow()
+    expect(deadline.expired).toBe(true)
+  } finally {
+    vi.useRealTimers()
+    resetTimerLateness()
+  }
+})
+
+// A deadline made before fake timers and fired after reads fake time against
+// its real expiry: it recorded the fake time as lateness (~86,400,000 ms
+// here), and two such pinned the adaptive reserve at its 100 ms ceiling for
+// the minute a sample counts. No lateness is recorded under fake time.
+it('a deadline spanning the switch to fake timers records no lateness: the adaptive reserve is not pinned', async () => {
+  resetTimerLateness()
+  const madeBefore = [Deadline.after(1), Deadline.after(1)]
+  vi.useFakeTimers()
+  try {
+    vi.advanceTimersByTime(24 * 3_600_000)
+    // Their real timers fire; the fake time read is past their expiry.
+    await Promise.all(madeBefore.map((d) => new Promise((resolve) => d.onDone(resolve))))
+  } finally {
+    vi.useRealTimers()
+  }
+  try {
+    const now = performance.now()
+    adaptiveReserveMs(now) // starts the loop monitor; nothing yields, so it samples nothing
+    expect(adaptiveReserveMs(now + 1001)).toBeLessThan(MAX_RESERVE_MS)
+  } finally {
+    resetTimerLateness()
   }
 })

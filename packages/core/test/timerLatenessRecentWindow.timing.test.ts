@@ -2,6 +2,20 @@ import { resetTimerLateness, timerLatenessMs } from '@hourglass/core'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { closeLatenessWindow } from '../src/timerLateness.js'
 
+// The ticker is set with `node:timers`' own setInterval, which fake timers
+// leave alone (so an app's `vi.runAllTimers()` does not spin on it). Here it
+// is routed to the globals, read at each call, so `startAt` can fake it.
+vi.mock('node:timers', async (importOriginal) => {
+  const timers = await importOriginal<typeof import('node:timers')>()
+  return {
+    ...timers,
+    setInterval: ((...args: Parameters<typeof setInterval>) =>
+      globalThis.setInterval(...args)) as typeof setInterval,
+    clearInterval: (handle: Parameters<typeof clearInterval>[0]) =>
+      globalThis.clearInterval(handle),
+  }
+})
+
 afterEach(() => {
   vi.useRealTimers()
   resetTimerLateness()

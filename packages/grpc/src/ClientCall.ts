@@ -1,3 +1,5 @@
+// Node's own, not the global: see `#cancelledBelow`.
+import { setImmediate } from 'node:timers'
 import {
   InterceptingCall,
   type InterceptorOptions,
@@ -613,7 +615,10 @@ export class ClientCall {
    * stayed active (grpc/grpc-node#1985). Not answered by the next turn, the
    * caller gets it from here; whatever comes up from below later is dropped
    * (see `ending`). A cancel before ours was started (an interceptor before
-   * ours holds start) is kept for that start.
+   * ours holds start) is kept for that start. The next turn of the real
+   * loop, through `node:timers`' own `setImmediate` (as every turn here):
+   * fake timers replace the global one, and the caller waited until the test
+   * moved fake time.
    */
   #cancelledBelow(code: status, details: string): void {
     if (this.#ended) return

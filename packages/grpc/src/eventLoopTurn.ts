@@ -1,3 +1,6 @@
+// Node's own, not the global: see `thisTurn`.
+import { setImmediate } from 'node:timers'
+
 /** One turn of the event loop: `over` once the next `setImmediate` phase has run. */
 export interface Turn {
   over: boolean
@@ -14,6 +17,10 @@ let currentTurn: Turn | undefined
  * grpc-js 1.14 sends a call it was told to cancel before it had made its
  * stream, and never resets it: a cancel within the turn the call was made
  * in is passed on once the turn is over (see `ClientCall`, `cancelOnDestroy`).
+ *
+ * A turn of the real loop, through `node:timers`' own `setImmediate`: fake
+ * timers (`vi.useFakeTimers()`, Jest's) replace the global one, and a turn
+ * never ended until the test moved fake time.
  */
 export function thisTurn(): Turn {
   if (currentTurn) return currentTurn
