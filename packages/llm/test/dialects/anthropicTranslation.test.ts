@@ -608,11 +608,14 @@ describe('response_format json_schema → output_config.format (structured outpu
     expect(build({ response_format: { type: 'text' } })).not.toHaveProperty('output_config')
   })
 
-  it('to a model without structured outputs (Claude 3, Sonnet and Opus 4), or beside a prefill, throws a provider value naming response_format', () => {
+  it('to a model without structured outputs (Claude 3, Sonnet and Opus 4, Opus 4.1), or beside a prefill, throws a provider value naming response_format', () => {
     for (const model of [
       'claude-3-5-haiku-20241022',
       'claude-sonnet-4-20250514',
       'claude-opus-4-0',
+      // Opus 4.1 had them in beta only (the `output_format` field and a beta header).
+      'claude-opus-4-1',
+      'claude-opus-4-1-20250805',
     ]) {
       let error: unknown
       try {
@@ -623,12 +626,7 @@ describe('response_format json_schema → output_config.format (structured outpu
       expect(error, model).toMatchObject({ field: 'response_format', reason: 'provider_value' })
       expect(String(error)).toContain(`${model} has no structured outputs`)
     }
-    for (const model of [
-      'claude-opus-4-1',
-      'claude-haiku-4-5',
-      'claude-sonnet-5',
-      'claude-latest',
-    ]) {
+    for (const model of ['claude-haiku-4-5', 'claude-sonnet-5', 'claude-latest']) {
       expect(build({ response_format: jsonSchema }, model), model).toHaveProperty('output_config')
     }
     const prefill: ChatMessage[] = [
@@ -639,6 +637,64 @@ describe('response_format json_schema → output_config.format (structured outpu
       'response_format: Anthropic takes no prefill',
     )
     expect(build({}, 'claude-sonnet-4-5', prefill)).not.toHaveProperty('output_config')
+  })
+
+  it("sends a schema object as JSON writes it (its toJSON's, at any level), as OpenAI's dialect does", () => {
+    // A library user's schema classes: what goes out is what their toJSON returns.
+    class Schema {
+      constructor(private readonly written: object) {}
+      toJSON() {
+        return this.written
+      }
+    }
+    const days = new Schema({ type: 'integer', minimum: 1 })
+    const root = new Schema({
+      type: 'object',
+      properties: { days, at: { type: 'string', format: 'date' } },
+      required: ['days', 'at'],
+      additionalProperties: false,
+    })
+    const sent = build({
+      response_format: {
+        type: 'json_schema',
+        json_schema: { name: 'w', description: 'A forecast', schema: root },
+      },
+    })
+    expect(JSON.parse(JSON.stringify(sent['output_config']))).toEqual({
+      format: {
+        type: 'json_schema',
+        schema: {
+          description: 'A forecast',
+          type: 'object',
+          properties: {
+            days: { type: 'integer', description: '{minimum: 1}' },
+            at: { type: 'string', format: 'date' },
+          },
+          required: ['days', 'at'],
+          additionalProperties: false,
+        },
+      },
+    })
+  })
+
+  it('a schema JSON cannot write (a BigInt, a cycle) throws InvalidChatRequestError naming the schema', () => {
+    const field = 'response_format.json_schema.schema'
+    const withBigInt = { type: 'object', properties: { n: { type: 'integer', default: 5n } } }
+    const cyclic: Record<string, unknown> = { type: 'object' }
+    cyclic['properties'] = { self: cyclic }
+    for (const [schema, why] of [
+      [withBigInt, 'it holds a BigInt'],
+      [cyclic, 'it refers to itself'],
+    ] as const) {
+      let error: unknown
+      try {
+        build({ response_format: { type: 'json_schema', json_schema: { name: 'x', schema } } })
+      } catch (caught) {
+        error = caught
+      }
+      expect(error, why).toMatchObject({ code: 'INVALID_CHAT_REQUEST', field })
+      expect(String(error)).toContain(why)
+    }
   })
 })
 

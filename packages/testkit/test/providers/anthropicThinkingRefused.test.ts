@@ -384,7 +384,8 @@ describe("the Anthropic fake answers Anthropic's 400s to JSON outputs (output_co
         },
         'output_config.format.schema.additionalProperties: ',
       ],
-      ...['claude-3-5-haiku-20241022', 'claude-sonnet-4-20250514'].map(
+      // Opus 4.1 had them in beta only (`output_format` behind a beta header).
+      ...['claude-3-5-haiku-20241022', 'claude-sonnet-4-20250514', 'claude-opus-4-1'].map(
         (model): [Record<string, unknown>, string] => [
           { model, output_config: { format } },
           `'${model}' does not support structured outputs.`,
@@ -400,7 +401,7 @@ describe("the Anthropic fake answers Anthropic's 400s to JSON outputs (output_co
     }
     for (const body of [
       { output_config: { format, effort: 'high' }, thinking: ADAPTIVE },
-      { model: 'claude-opus-4-1', output_config: { format } },
+      { model: 'claude-opus-4-5', output_config: { format } },
       {
         output_config: {
           format: {
@@ -419,6 +420,78 @@ describe("the Anthropic fake answers Anthropic's 400s to JSON outputs (output_co
       const { status, json } = await send(body)
       expect(status, JSON.stringify(body)).toBe(200)
       expect(json.type).toBe('message')
+    }
+  })
+
+  it('refuses what JSON outputs do not take of JSON Schema: recursion through $ref, oneOf, not, prefixItems, an unlisted string format, a constraint under additionalProperties', async () => {
+    const at = (path: string) => `output_config.format.schema${path}: `
+    const node = {
+      type: 'object',
+      properties: { children: { type: 'array', items: { $ref: '#/definitions/Node' } } },
+      additionalProperties: false,
+    }
+    const cases: [object, string][] = [
+      // zod's recursive schemas, as zod-to-json-schema writes them (definitions) and as zod 4 does ($defs, "#").
+      [
+        { $ref: '#/definitions/Node', definitions: { Node: node } },
+        at('.definitions.Node.properties.children.items.$ref'),
+      ],
+      [
+        {
+          ...schema,
+          properties: { next: { $ref: '#/$defs/List' } },
+          $defs: { List: { anyOf: [{ type: 'null' }, { $ref: '#/$defs/List' }] } },
+        },
+        at('.$defs.List.anyOf.1.$ref'),
+      ],
+      [{ ...schema, properties: { parent: { $ref: '#' } } }, at('.properties.parent.$ref')],
+      [
+        { ...schema, properties: { city: { oneOf: [{ type: 'string' }, { type: 'null' }] } } },
+        at('.properties.city.oneOf'),
+      ],
+      [
+        { ...schema, properties: { city: { type: 'string', not: { const: '' } } } },
+        at('.properties.city.not'),
+      ],
+      [
+        { ...schema, properties: { pair: { type: 'array', prefixItems: [{ type: 'string' }] } } },
+        at('.properties.pair.prefixItems'),
+      ],
+      [
+        { ...schema, properties: { at: { type: 'string', format: 'ipv5' } } },
+        at('.properties.at.format'),
+      ],
+      [
+        { ...schema, additionalProperties: { type: 'integer', minimum: 1 } },
+        at('.additionalProperties'),
+      ],
+    ]
+    for (const [s, says] of cases) {
+      const { status, json } = await send({
+        output_config: { format: { type: 'json_schema', schema: s } },
+      })
+      expect(status, says).toBe(400)
+      expect(json).toMatchObject({ type: 'error', error: { type: 'invalid_request_error' } })
+      expect(json.error?.message).toContain(says)
+    }
+    // A $ref that is no cycle (one definition used twice), a listed format: taken.
+    const point = {
+      type: 'object',
+      properties: { x: { type: 'number' } },
+      additionalProperties: false,
+    }
+    for (const s of [
+      {
+        ...schema,
+        properties: { a: { $ref: '#/$defs/P' }, b: { $ref: '#/$defs/P' } },
+        $defs: { P: point },
+      },
+      { ...schema, properties: { at: { type: 'string', format: 'date-time' } } },
+    ]) {
+      const { status } = await send({
+        output_config: { format: { type: 'json_schema', schema: s } },
+      })
+      expect(status, JSON.stringify(s)).toBe(200)
     }
   })
 })

@@ -1,4 +1,5 @@
 import { InvalidChatRequestError } from '../../errors/InvalidChatRequestError.js'
+import { schemaWithDescription } from '../schemaWithDescription.js'
 import { anthropicJsonSchema } from './anthropicJsonSchema.js'
 
 /**
@@ -18,7 +19,8 @@ import { anthropicJsonSchema } from './anthropicJsonSchema.js'
  *   none: not sent (a name asks for nothing the schema does not say).
  * - `json_schema.description` becomes the schema's top-level
  *   `description`, where JSON Schema says what a schema is for (as for
- *   Gemini); beside a different one of the schema's own, it throws.
+ *   Gemini, `schemaWithDescription`); beside a different one of the
+ *   schema's own, it throws.
  * - `json_schema.strict`: Anthropic's JSON outputs always hold to the
  *   schema (constrained decoding); `true` asks for just that, and `false`
  *   (OpenAI's best effort) is given more than it asked. Not sent.
@@ -39,14 +41,15 @@ export function anthropicOutputFormat(value: unknown): Record<string, unknown> |
     throw new InvalidChatRequestError('response_format', 'Anthropic has no equivalent of this type')
   }
   const format = ((value as { json_schema?: unknown }).json_schema ?? {}) as JsonSchemaFormat
-  const { schema, description } = format
+  const schema = writtenSchema(format.schema)
   if (typeof schema !== 'object' || schema === null || Array.isArray(schema)) {
     throw new InvalidChatRequestError(
-      'response_format.json_schema.schema',
+      SCHEMA,
       'Anthropic needs a JSON Schema object for JSON outputs (it has no JSON mode without one)',
     )
   }
-  return { type: 'json_schema', schema: anthropicJsonSchema(withDescription(schema, description)) }
+  const described = schemaWithDescription(schema, format.description, 'Anthropic') as object
+  return { type: 'json_schema', schema: anthropicJsonSchema(described) }
 }
 
 interface JsonSchemaFormat {
@@ -54,18 +57,41 @@ interface JsonSchemaFormat {
   description?: unknown
 }
 
-function withDescription(schema: object, description: unknown): object {
-  if (description === undefined || description === null) return schema
-  const own = Object.hasOwn(schema, 'description')
-    ? (schema as Record<string, unknown>)['description']
-    : undefined
-  if (own === description) return schema
-  if (own !== undefined) {
-    throw new InvalidChatRequestError(
-      'response_format.json_schema.description',
-      "Anthropic takes one description, the schema's own, and the schema has another",
-    )
+const SCHEMA = 'response_format.json_schema.schema'
+
+/**
+ * `schema` as JSON writes it, at every level: what each `toJSON` returns
+ * (a library user's schema class), as the OpenAI dialect sends it and
+ * Anthropic's SDKs read a schema (`transformJSONSchema` deep-clones it
+ * through JSON first). Walked as it was, a class's raw fields went to
+ * Anthropic instead. One JSON cannot write — a BigInt, a cycle, nesting
+ * past the stack — throws naming the schema (what else a `toJSON` throws
+ * is the caller's own, and stays as thrown).
+ */
+function writtenSchema(schema: unknown): unknown {
+  if (schema === undefined) return undefined
+  let text: string | undefined
+  try {
+    text = JSON.stringify(schema)
+  } catch (thrown) {
+    const why = unwritable(thrown)
+    if (why === undefined) throw thrown
+    const problem = `the schema cannot be sent as JSON: ${why}`
+    throw new InvalidChatRequestError(SCHEMA, problem, undefined, { cause: thrown })
   }
-  // A copy: the caller's schema is not written to. A spread keeps a `__proto__` key a field.
-  return { description, ...schema }
+  // A `toJSON` that returns undefined writes nothing: no schema.
+  return text === undefined ? undefined : JSON.parse(text)
+}
+
+/** Why JSON.stringify threw, in the words `unwritableRequest` uses; undefined for another error. */
+function unwritable(thrown: unknown): string | undefined {
+  if (thrown instanceof RangeError && /call stack/i.test(thrown.message)) {
+    return 'it is nested deeper than JSON.stringify can write'
+  }
+  if (!(thrown instanceof TypeError)) return undefined
+  if (/serialize a BigInt/i.test(thrown.message)) {
+    return 'it holds a BigInt (write it as a string, or a number when it fits)'
+  }
+  if (/circular structure/i.test(thrown.message)) return 'it refers to itself'
+  return undefined
 }

@@ -27,7 +27,7 @@ export function refuseModelOutputFormat(
   if (!takesOutputFormat(model)) {
     throw new InvalidChatRequestError(
       'response_format',
-      `${model} has no structured outputs (Anthropic's came with Claude Opus 4.1 and the Claude 4.5 models): leave response_format out, or use Claude Sonnet 4.5, Haiku 4.5, Opus 4.5 or later`,
+      `${model} has no structured outputs (Anthropic's came with the Claude 4.5 models): leave response_format out, or use Claude Sonnet 4.5, Haiku 4.5, Opus 4.5 or later`,
       PROVIDER_REFUSES_VALUE,
     )
   }
@@ -41,16 +41,19 @@ export function refuseModelOutputFormat(
 }
 
 /**
- * Claude Opus 4.1 (the first, in beta), the Claude 4.5 models and every
- * later one, and a name that says no version (`claude-sonnet-latest`, a
- * proxy's alias: taken at its word). Not the Claude 3 models, nor Claude
- * Sonnet 4 and Opus 4 (`claude-sonnet-4-20250514`: a date is no minor
- * version): platform.claude.com, "Structured outputs", its models.
+ * The Claude 4.5 models and every later one, and a name that says no
+ * version (`claude-sonnet-latest`, a proxy's alias: taken at its word).
+ * Not the Claude 3 models, nor Claude Sonnet 4 and Opus 4
+ * (`claude-sonnet-4-20250514`: a date is no minor version), nor Opus 4.1:
+ * it had them in beta only (the `output_format` field behind a beta
+ * header, neither of which is sent), and the generally available feature
+ * names Opus 4.6, Sonnet 4.6, Sonnet 4.5, Opus 4.5 and Haiku 4.5
+ * (platform.claude.com, "Structured outputs").
  */
 export function takesOutputFormat(model: string): boolean {
   const version = claudeVersion(model)
   if (version === undefined) return true
-  const { family, major, minor } = version
+  const { major, minor } = version
   if (major !== 4) return major > 4
-  return minor >= 5 || (family === 'opus' && minor === 1)
+  return minor >= 5
 }

@@ -7,6 +7,7 @@ import { refuseEmptyLastTurn } from '../refuseEmptyLastTurn.js'
 import { refuseStreamOptions } from '../refuseStreamOptions.js'
 import { refuseStrictTools } from '../refuseStrictTools.js'
 import { requestToolSettings } from '../requestToolSettings.js'
+import { schemaWithDescription } from '../schemaWithDescription.js'
 import { argumentsObject } from '../toolArguments.js'
 import { toolChoiceName } from '../toolChoiceName.js'
 import { refuseGeminiFunctionNames } from './functionName.js'
@@ -285,27 +286,12 @@ interface JsonSchemaFormat {
  * `json_schema.description` as the schema's own top-level `description` —
  * where JSON Schema, and so Gemini, reads what a schema is for. A
  * description with no schema to carry it, or beside a different one of the
- * schema's own, throws instead of being dropped.
+ * schema's own, throws instead of being dropped (`schemaWithDescription`,
+ * as for Anthropic).
  */
 function responseJsonSchema(format: JsonSchemaFormat): unknown {
   const { schema, description } = format
-  if (description === undefined || description === null) return schema ?? undefined
-  const field = 'response_format.json_schema.description'
-  if (typeof schema !== 'object' || schema === null) {
-    throw new InvalidChatRequestError(field, 'Gemini has no place for it without a schema')
-  }
-  const own = Object.hasOwn(schema, 'description')
-    ? (schema as Record<string, unknown>)['description']
-    : undefined
-  if (own === description) return schema
-  if (own !== undefined) {
-    throw new InvalidChatRequestError(
-      field,
-      "Gemini takes one description, the schema's own, and the schema has another",
-    )
-  }
-  // A copy: the caller's schema is not written to. A spread keeps a `__proto__` key a field.
-  return { description, ...schema }
+  return schemaWithDescription(schema ?? undefined, description, 'Gemini')
 }
 
 function geminiToolChoice(value: unknown): Record<string, unknown> {
