@@ -129,6 +129,8 @@ export class IngressRequest {
   /** The server cut the response without an error (see `cut`). */
   #cut = false
   #finished = false
+  /** Dark mode reported the request's expiry when its time ran out (action `observed`: see `answerObserved`). */
+  #observed = false
   /** Set when our own timer's 504 is written: when it was due (system clock), to time its flush. */
   #timedOutAt: number | undefined
   /** Armed when respond's `end`, or a started stream's end, has not finished yet (see `#boundDeferredEnd`); cleared in `#finish`. */
@@ -474,8 +476,16 @@ export class IngressRequest {
    * mode records the same answer — outcome `expired`, the `expire` event
    * with what was done, `onExpire` — where it ended `ok` with statusCode
    * 504 and no event: dark mode's numbers missed every 504 that really went
-   * out. Nothing is aborted (dark mode enforces nothing of its own), and,
-   * as `#expire`, a client already gone gets nothing and ends
+   * out. Once it is out, the request's deadline is cancelled with its
+   * `DeadlineExceededError`, as `reportExpired` does in dark mode too (the
+   * app enforced it): whatever still runs is for an answer already given.
+   * Left running, it held the request's server span (otel waits for the
+   * work of a request that did not end `ok`, taking it for cancelled) until
+   * it ended on its own: 600 ms past a 63 ms answer. An expiry dark mode
+   * already reported when the request's own time ran out (`observed`) is
+   * not reported again: one request, one expiry, as in enforce mode, whose
+   * 504 went out then and swallows the later error (it was counted twice).
+   * As `#expire`, a client already gone gets nothing and ends
    * `client-closed`, a response the handler had completed is no expiry.
    * Undefined when nothing was written.
    */
@@ -489,7 +499,14 @@ export class IngressRequest {
     if (!endedBefore && !this.#answered && !this.#finished) {
       this.#answered = true
       this.#outcome = 'expired'
-      this.#publishExpire('handler', action, slice ?? this.#runningSlice(), this.deadline.elapsed())
+      const elapsedMs = this.deadline.elapsed()
+      const running = slice ?? this.#runningSlice()
+      // A no-op on a deadline that already aborted; an observed expiry left none.
+      const reason = isDeadlineExceeded(this.deadline.reason)
+        ? this.deadline.reason
+        : new DeadlineExceededError({ budgetMs: this.budgetMs, elapsedMs, slice: running })
+      this.deadline.cancel(reason)
+      if (!this.#observed) this.#publishExpire('handler', action, running, elapsedMs)
     }
     return action
   }
@@ -558,7 +575,7 @@ export class IngressRequest {
       abortUploadOnClose(this.req)
       shieldSocket(this.req)
       this.deadline.cancel(reason)
-    }
+    } else this.#observed = true
     this.#publishExpire(stage, action, slice, elapsedMs)
   }
 

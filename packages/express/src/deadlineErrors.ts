@@ -173,7 +173,13 @@ export function deadlineErrors(...misuse: never[]): ErrorRequestHandler {
       writeExpired(res, req.method, reason, ingress?.givenBefore, ingress?.callersBudget ?? true)
     // Under an observing deadline() the answer is recorded as enforce mode
     // records it (outcome `expired`, the expire event): see `answerObserved`.
-    const action = ingress ? ingress.answerObserved(write, reason.slice) : write()
+    // Not by a deadline() of an older installed copy (requests are shared
+    // across copies: a `Symbol.for` key), which has no such method: called,
+    // its TypeError made the 504 a 500. Answered as that copy answered it.
+    const action =
+      typeof ingress?.answerObserved === 'function'
+        ? ingress.answerObserved(write, reason.slice)
+        : write()
     if (action === 'ended' && !endedBefore) {
       fromItsTurn(res, () => destroyIfEndStalls(res), 'finish')
     } else if (action === '504') {
