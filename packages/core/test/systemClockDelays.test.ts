@@ -2,9 +2,11 @@ import { setImmediate as realImmediate } from 'node:timers'
 import {
   adaptiveReserveMs,
   Deadline,
+  defaultReserveMs,
   MAX_RESERVE_MS,
   MAX_TIMER_MS,
   outcomeWithin,
+  recordAnswerLateness,
   resetTimerLateness,
   systemClock,
   wait,
@@ -133,6 +135,24 @@ it('a deadline spanning the switch to fake timers records no lateness: the adapt
     adaptiveReserveMs(now) // starts the loop monitor; nothing yields, so it samples nothing
     expect(adaptiveReserveMs(now + 1001)).toBeLessThan(MAX_RESERVE_MS)
   } finally {
+    resetTimerLateness()
+  }
+})
+
+// The system clock on fake time is no real-time clock: the default reserve
+// is the floor there, as on a ManualClock, or a test's 504 moved with the
+// runner's load (62 ms early after three slow answers had been recorded).
+it('while fake timers drive the system clock, the default reserve is the floor, whatever the process has learned', () => {
+  resetTimerLateness()
+  try {
+    for (let i = 0; i < 3; i++) recordAnswerLateness(60)
+    expect(defaultReserveMs(systemClock)).toBeGreaterThan(60)
+    vi.useFakeTimers()
+    expect(defaultReserveMs(systemClock)).toBe(10)
+    vi.useRealTimers()
+    expect(defaultReserveMs(systemClock)).toBeGreaterThan(60)
+  } finally {
+    vi.useRealTimers()
     resetTimerLateness()
   }
 })
