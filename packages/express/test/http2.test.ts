@@ -94,8 +94,9 @@ describe('deadline() on an HTTP/2 compat server', () => {
       stream.on('error', () => {})
       await arrived.promise
       stream.close(http2.constants.NGHTTP2_CANCEL)
-      await vi.waitFor(() =>
-        expect(thrown.length > 0 || ends.messages.length > 0 || ran).toBe(true),
+      await vi.waitFor(
+        () => expect(thrown.length > 0 || ends.messages.length > 0 || ran).toBe(true),
+        { timeout: 10_000 },
       )
       // Its closed stream's `socket` is undefined: read, it threw a TypeError.
       expect(thrown).toEqual([])

@@ -56,7 +56,7 @@ describe("the gateway's deadline 504 says the caller's budget is gone only when 
       body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'hi' }] }),
     })
     const hung = fake
-    await vi.waitFor(() => expect(hung.requests).toHaveLength(1))
+    await vi.waitFor(() => expect(hung.requests).toHaveLength(1), { timeout: 10_000 })
     clock.advance(1000)
     const res = await answer
     expect([
@@ -65,7 +65,7 @@ describe("the gateway's deadline 504 says the caller's budget is gone only when 
       res.headers.get('x-should-retry'),
       ((await res.json()) as { error: { code: string } }).error.code,
     ]).toEqual([504, marked, 'false', 'deadline_exceeded'])
-    await vi.waitFor(() => expect(lines).toHaveLength(1))
+    await vi.waitFor(() => expect(lines).toHaveLength(1), { timeout: 10_000 })
     expect(lines[0]).toEqual(expect.objectContaining({ status: 504, error: 'deadline_exceeded' }))
     const page = await (await fetch(`${running.url}/metrics`)).text()
     expect(counter(page, 'hourglass_gateway_deadline_expiries_total')).toBe(1)

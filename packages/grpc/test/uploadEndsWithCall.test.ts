@@ -59,7 +59,7 @@ describe('a client-streaming upload whose call ends while a write waits on flow 
     )
     const piped = pipeline(upload(), call)
     await arrived.promise
-    await vi.waitFor(() => expect(call.writableNeedDrain).toBe(true))
+    await vi.waitFor(() => expect(call.writableNeedDrain).toBe(true), { timeout: 10_000 })
 
     caller.cancel(new ClientClosedError())
 

@@ -60,7 +60,7 @@ describe("a call stopped by its caller's signal with a reason whose message cann
     const reason = make()
     const { fake, controller, call } = await started(false)
     const result = outcome(Promise.resolve(call), reason)
-    await vi.waitFor(() => expect(fake.requests).toHaveLength(1))
+    await vi.waitFor(() => expect(fake.requests).toHaveLength(1), { timeout: 10_000 })
     controller.abort(reason)
     expect(await result).toBe('the reason')
   })
@@ -98,7 +98,7 @@ describe("a call stopped by its caller's signal with a reason whose message cann
         // nothing comes
       }
     })()
-    await vi.waitFor(() => expect(fake.requests).toHaveLength(1))
+    await vi.waitFor(() => expect(fake.requests).toHaveLength(1), { timeout: 10_000 })
     controller.abort(reason)
     expect(await outcome(read, reason)).toBe('the reason')
   })
