@@ -1,4 +1,5 @@
 import { InvalidChatRequestError } from '../errors/InvalidChatRequestError.js'
+import { writtenAs } from './writtenAs.js'
 
 /**
  * A `response_format` schema with `json_schema.description` as its own
@@ -9,7 +10,8 @@ import { InvalidChatRequestError } from '../errors/InvalidChatRequestError.js'
  * carry it (`provider` has no place for it), or beside a different one of
  * the schema's own (`provider` takes one), throws naming
  * `response_format.json_schema.description` instead of being dropped.
- * A copy: the caller's schema is not written to.
+ * A schema with a `toJSON` is read as what that returns. A copy: the
+ * caller's schema is not written to.
  */
 export function schemaWithDescription(
   schema: unknown,
@@ -17,6 +19,10 @@ export function schemaWithDescription(
   provider: string,
 ): unknown {
   if (description === undefined || description === null) return schema
+  // Read as JSON writes it, as it goes without a description: spread, a
+  // schema class's `toJSON` (on its prototype) was lost and its raw fields
+  // went to Gemini. The root's key, as JSON.stringify(schema) calls it.
+  schema = writtenAs(schema, '')
   const field = 'response_format.json_schema.description'
   if (typeof schema !== 'object' || schema === null) {
     throw new InvalidChatRequestError(field, `${provider} has no place for it without a schema`)

@@ -598,6 +598,51 @@ describe('response_format json_schema → output_config.format (structured outpu
     expect(zodLike).toEqual(copy)
   })
 
+  it('closes each object that lists its properties and leaves additionalProperties out (OpenAI strict: false, pydantic): Anthropic takes no other', () => {
+    const item = { type: 'object', properties: { name: { type: 'string' } } }
+    const open = {
+      type: 'object',
+      properties: {
+        items: { type: 'array', items: item },
+        owner: { anyOf: [{ $ref: '#/$defs/Person' }, { type: 'null' }] },
+        // A free-form map and an explicit word: as they came (Anthropic's 400 names them).
+        extra: { type: 'object' },
+        counts: { type: 'object', additionalProperties: { type: 'integer' } },
+      },
+      required: ['items'],
+      $defs: { Person: { type: ['object', 'null'], properties: { age: { type: 'integer' } } } },
+    }
+    const copy = structuredClone(open)
+    const sent = build({
+      response_format: {
+        type: 'json_schema',
+        json_schema: { name: 'o', strict: false, schema: open },
+      },
+    })
+    expect((sent['output_config'] as { format: unknown }).format).toEqual({
+      type: 'json_schema',
+      schema: {
+        type: 'object',
+        properties: {
+          items: { type: 'array', items: { ...item, additionalProperties: false } },
+          owner: { anyOf: [{ $ref: '#/$defs/Person' }, { type: 'null' }] },
+          extra: { type: 'object' },
+          counts: { type: 'object', additionalProperties: { type: 'integer' } },
+        },
+        required: ['items'],
+        $defs: {
+          Person: {
+            type: ['object', 'null'],
+            properties: { age: { type: 'integer' } },
+            additionalProperties: false,
+          },
+        },
+        additionalProperties: false,
+      },
+    })
+    expect(open).toEqual(copy)
+  })
+
   it('json_object (no schema) and a json_schema without one throw naming the field; text is the default, not sent', () => {
     expect(() => build({ response_format: { type: 'json_object' } })).toThrow(
       'response_format.type: Anthropic has no JSON mode without a schema',

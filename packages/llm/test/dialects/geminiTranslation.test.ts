@@ -465,6 +465,33 @@ describe('extra Chat Completions fields (request.extra)', () => {
     })
   })
 
+  it('json_schema with a description: a schema class goes as its toJSON writes it, the description beside (as without one)', () => {
+    class Schema {
+      readonly raw = 'not a keyword'
+      constructor(private readonly written: object) {}
+      toJSON() {
+        return this.written
+      }
+    }
+    const written = { type: 'object', properties: { city: { type: 'string' } } }
+    const sent = (json_schema: Record<string, unknown>) =>
+      JSON.parse(
+        JSON.stringify(
+          build({
+            response_format: { type: 'json_schema', json_schema: { name: 'a', ...json_schema } },
+          })['generationConfig'],
+        ),
+      ).responseJsonSchema
+    expect(sent({ schema: new Schema(written) })).toEqual(written)
+    expect(sent({ schema: new Schema(written), description: 'why' })).toEqual({
+      description: 'why',
+      ...written,
+    })
+    // Its own description is the one it writes.
+    const own = new Schema({ ...written, description: 'why' })
+    expect(sent({ schema: own, description: 'why' })).toEqual({ ...written, description: 'why' })
+  })
+
   it('a tool_choice object with a key beyond type and function.name throws naming the key; obfuscation throws', () => {
     expect(() =>
       withTools({ tool_choice: { type: 'function', function: { name: 'f' }, extra: 1 } }),

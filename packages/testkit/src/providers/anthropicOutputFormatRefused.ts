@@ -21,6 +21,8 @@ import type { ErrorReply } from './types.js'
  *   theirs, `additionalProperties` but `false` (and so whatever is under
  *   it), or a recursive schema (a `$ref` cycle, as zod's recursive schemas
  *   write: "Recursive schemas" are not supported);
+ * - an object that leaves `additionalProperties` out ("must be set to
+ *   `false` for objects"), in the API's words;
  * - a model without structured outputs: the Claude 3 models, Claude Sonnet
  *   4, Opus 4 and Opus 4.1 (the Claude 4.5 models and later have them; Opus
  *   4.1 had them in beta only);
@@ -62,6 +64,11 @@ export function anthropicOutputFormatRefused(
   if (unsupported !== undefined) {
     return refuse(
       `${unsupported}: this JSON Schema feature is not supported in structured outputs.`,
+    )
+  }
+  if (hasOpenObject(schema)) {
+    return refuse(
+      "output_config.format.schema: For 'object' type, 'additionalProperties' must be explicitly set to false",
     )
   }
   if (!takesOutputFormat(json['model'])) {
@@ -147,6 +154,24 @@ function unsupportedKeyword(node: unknown, path: string): string | undefined {
     if (found !== undefined) return found
   }
   return undefined
+}
+
+/**
+ * Whether `node` (a schema) holds an object that leaves
+ * `additionalProperties` out: JSON outputs take an object only closed
+ * (OpenAI's `strict: false` schemas, pydantic's and LangChain's leave it
+ * out, and were answered 200). The API's words name the schema, not the
+ * object (ax-llm/ax#458, veryfront/veryfront-code#3918).
+ */
+function hasOpenObject(node: unknown): boolean {
+  if (!isObject(node)) return false
+  const fields = node as Record<string, unknown>
+  const type = fields['type']
+  const object = type === 'object' || (Array.isArray(type) && type.includes('object'))
+  if (object && !Object.hasOwn(fields, 'additionalProperties')) return true
+  return Object.entries(fields).some(([key, value]) =>
+    subschemas(key, value).some(([, s]) => hasOpenObject(s)),
+  )
 }
 
 /** The schemas under `key` of a schema, each with its path below `key`. */

@@ -336,7 +336,12 @@ describe("the Anthropic fake answers Anthropic's 400s beside thinking", () => {
 })
 
 describe("the Anthropic fake answers Anthropic's 400s to JSON outputs (output_config.format) it does not take", () => {
-  const schema = { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] }
+  const schema = {
+    type: 'object',
+    properties: { city: { type: 'string' } },
+    required: ['city'],
+    additionalProperties: false,
+  }
   const format = { type: 'json_schema', schema }
   const prefill = [
     { role: 'user', content: 'JSON please' },
@@ -423,7 +428,7 @@ describe("the Anthropic fake answers Anthropic's 400s to JSON outputs (output_co
     }
   })
 
-  it('refuses what JSON outputs do not take of JSON Schema: recursion through $ref, oneOf, not, prefixItems, an unlisted string format, a constraint under additionalProperties', async () => {
+  it('refuses what JSON outputs do not take of JSON Schema: recursion through $ref, oneOf, not, prefixItems, an unlisted string format, a constraint under additionalProperties, an object left open', async () => {
     const at = (path: string) => `output_config.format.schema${path}: `
     const node = {
       type: 'object',
@@ -473,6 +478,23 @@ describe("the Anthropic fake answers Anthropic's 400s to JSON outputs (output_co
       expect(status, says).toBe(400)
       expect(json).toMatchObject({ type: 'error', error: { type: 'invalid_request_error' } })
       expect(json.error?.message).toContain(says)
+    }
+    // An object that leaves additionalProperties out, at any depth (OpenAI's strict: false schemas, pydantic's): in the API's words.
+    const open = { type: 'object', properties: { x: { type: 'number' } } }
+    for (const s of [
+      open,
+      { ...schema, properties: { points: { type: 'array', items: open } } },
+      { ...schema, properties: { p: { $ref: '#/$defs/P' } }, $defs: { P: open } },
+      { ...schema, properties: { p: { anyOf: [{ type: ['object', 'null'] }] } } },
+    ]) {
+      const { status, json } = await send({
+        output_config: { format: { type: 'json_schema', schema: s } },
+      })
+      expect(status, JSON.stringify(s)).toBe(400)
+      expect(json).toMatchObject({ type: 'error', error: { type: 'invalid_request_error' } })
+      expect(json.error?.message).toBe(
+        "output_config.format.schema: For 'object' type, 'additionalProperties' must be explicitly set to false",
+      )
     }
     // A $ref that is no cycle (one definition used twice), a listed format: taken.
     const point = {

@@ -12,9 +12,13 @@
  * `zodResponseFormat` writes as `minimum` beside a `$schema`, was
  * Anthropic's 400 for every such request. The model is told the constraint
  * and not held to it: `.parse()` (openai-node's, the SDKs') checks the
- * answer against the whole schema. Everything else goes as it is, and what
- * Anthropic refuses of it (a recursive schema, `additionalProperties` but
- * `false`, `oneOf`) is its 400. A copy: the caller's schema is not written to.
+ * answer against the whole schema. An object that lists its properties
+ * and leaves `additionalProperties` out gets `false`, as the SDKs give every
+ * object (`closable`): Anthropic takes no other. Everything else goes as it
+ * is, and what Anthropic refuses of it (a recursive schema,
+ * `additionalProperties` but `false`, an object that lists no properties
+ * and leaves it out, `oneOf`) is its 400. A copy: the caller's schema is not
+ * written to.
  */
 export function anthropicJsonSchema(schema: object): object {
   return strictSchema(schema, true) as object
@@ -73,12 +77,34 @@ function strictSchema(node: unknown, root: boolean): unknown {
   }
   // Built from entries: a `__proto__` key stays a field, as it came.
   const out = Object.fromEntries(kept) as Record<string, unknown>
+  if (closable(out)) out['additionalProperties'] = false
   if (moved.length > 0) {
     const note = `{${moved.join(', ')}}`
     const own = out['description']
     out['description'] = typeof own === 'string' && own !== '' ? `${own}\n\n${note}` : note
   }
   return out
+}
+
+/**
+ * An object that lists its properties and says nothing of others: Anthropic
+ * takes an object only closed ("For 'object' type, 'additionalProperties'
+ * must be explicitly set to false"), and OpenAI's `strict: false` schemas,
+ * pydantic's and LangChain's leave it out. Closed, it asks the model for
+ * the same fields, and the answer still holds to the caller's open schema.
+ * Not one that lists none (`{type: "object"}`, a free-form map): closed,
+ * its only answer is `{}` — the SDKs close it so, silently — and
+ * Anthropic's 400 says what to change instead. An explicit `true` or a
+ * schema (a map's values) is the caller's word, not overridden (the SDKs
+ * drop it): Anthropic's 400.
+ */
+function closable(node: Record<string, unknown>): boolean {
+  const properties = node['properties']
+  return (
+    !Object.hasOwn(node, 'additionalProperties') &&
+    isObject(properties) &&
+    Object.keys(properties).length > 0
+  )
 }
 
 function refused(key: string, value: unknown): boolean {

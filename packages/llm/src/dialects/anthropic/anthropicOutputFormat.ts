@@ -11,10 +11,13 @@ import { anthropicJsonSchema } from './anthropicJsonSchema.js'
  * `message.parsed`).
  *
  * - `json_schema.schema` goes with the constraints Anthropic refuses
- *   (`minimum`, `maxLength`…) moved into descriptions, as its SDKs send it
- *   (`anthropicJsonSchema`); what else it refuses (a recursive schema,
- *   `additionalProperties` but `false`) is its 400, naming the feature. A
- *   missing schema throws: Anthropic has no JSON without one.
+ *   (`minimum`, `maxLength`…) moved into descriptions, as its SDKs send it,
+ *   and each object that lists its properties closed
+ *   (`additionalProperties: false`, which Anthropic requires) where it left
+ *   that out (`anthropicJsonSchema`); what else it refuses (a recursive
+ *   schema, an open object, `additionalProperties` but `false`) is its 400,
+ *   naming the feature. A missing schema throws: Anthropic has no JSON
+ *   without one.
  * - `json_schema.name` is the schema's label to OpenAI, and Anthropic has
  *   none: not sent (a name asks for nothing the schema does not say).
  * - `json_schema.description` becomes the schema's top-level

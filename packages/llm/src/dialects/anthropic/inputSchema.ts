@@ -1,3 +1,5 @@
+import { writtenAs } from '../writtenAs.js'
+
 /**
  * A tool's `parameters` as Anthropic's `input_schema`. Anthropic requires the
  * schema's top-level `type` and answers 400 "tools.N.custom.input_schema.type:
@@ -17,16 +19,4 @@ export function anthropicInputSchema(parameters: Record<string, unknown>): Recor
   if (typeof schema !== 'object' || Array.isArray(schema)) return schema
   if (schema['type'] !== undefined) return schema
   return { type: 'object', ...schema }
-}
-
-/**
- * `value` as JSON.stringify writes it under `key`: what its `toJSON`
- * returns, if it has one (a schema class's, on its prototype). Spread into
- * a new object, such a `toJSON` was lost: the class's fields went out
- * (`maximum: Infinity` as null), not the schema the NaN check had read
- * (`checkCallOptions`, which calls it) and OpenAI and Gemini send.
- */
-function writtenAs(value: unknown, key: string): unknown {
-  const toJSON = (value as { toJSON?: unknown } | null | undefined)?.toJSON
-  return typeof value === 'object' && typeof toJSON === 'function' ? toJSON.call(value, key) : value
 }
