@@ -2,6 +2,7 @@ import {
   type Clock,
   currentDeadline,
   type Deadline,
+  describeValue,
   enforcedRemaining,
   MAX_TIMER_MS,
   optionError,
@@ -243,6 +244,47 @@ export class Admission {
     // wait on a cooldown a 0 ms wait, retried at once without end (the
     // process spun). Refused here, naming the option; negatives are clamped.
     for (const name of NUMERIC_OPTIONS) checkNumber('Admission', name, options[name])
+    // Called only once a limit comes back, or a cooldown starts: a number
+    // there (`cooldownMs: 5000`, as its name reads, or from the environment)
+    // was accepted, and the first 429 without a hint ended its call with
+    // "cooldownMs is not a function" — not retried, its fallback never
+    // asked, the cooldown never set — and every such call after it alike.
+    for (const [name, rule] of FUNCTION_OPTIONS) {
+      const value = options[name]
+      if (value !== undefined && value !== null && typeof value !== 'function') {
+        throw new TypeError(`Admission: ${name} must be ${rule}, got ${describeValue(value)}`)
+      }
+    }
+    // The limits themselves in its place (`limits: { openai: { rpm: 500 } }`,
+    // ProviderLimits' own option) failed every call as "fullForMs is not a
+    // function", naming neither the option nor what it takes.
+    const { limits } = options
+    if (
+      limits !== undefined &&
+      limits !== null &&
+      (typeof limits !== 'object' ||
+        typeof limits.count !== 'function' ||
+        typeof limits.fullForMs !== 'function')
+    ) {
+      throw new TypeError(
+        `Admission: limits must be a ProviderLimits (new ProviderLimits({ limits: { openai: { rpm, tpm } } })), got ${describeValue(limits)}`,
+      )
+    }
+    // Used only once a call reads or writes a cooldown: a store with no such
+    // methods (`{}`, a Redis client given in place of its store) failed every
+    // command, read as the store being down — warned, and never shared.
+    const given = options.store
+    if (
+      given !== undefined &&
+      given !== null &&
+      (typeof given !== 'object' ||
+        typeof given.remaining !== 'function' ||
+        typeof given.extend !== 'function')
+    ) {
+      throw new TypeError(
+        `Admission: store must be a CooldownStore (remaining and extend: a MemoryCooldownStore, a RedisCooldownStore), got ${describeValue(given)}`,
+      )
+    }
     const { latencySamples, latencyPercentile, staggerMs } = options
     // Infinity put every caller that came while a probe was in flight an
     // infinite wait away: refused, "no retry helps", as the provider recovered.
@@ -283,7 +325,8 @@ export class Admission {
     this.#staggerMs = Math.max(0, staggerMs ?? 100)
     this.#probeLeaseMs = Math.max(0, options.probeLeaseMs ?? 30_000)
     this.#defaultNeededMs = Math.max(0, options.defaultNeededMs ?? 1000)
-    this.#limits = options.limits
+    // Null is none, as for every option of an object built once (`clock: null`).
+    this.#limits = options.limits ?? undefined
     this.#latency = new LatencyTracker({
       samples: latencySamples,
       percentile: latencyPercentile,
@@ -384,6 +427,7 @@ export class Admission {
     // comparison false — a cooldown was then waited for 0 ms, again and
     // again (the process spun), or past the caller's own cap.
     checkNumber('Admission.acquire', 'neededMs', request.neededMs)
+    checkNumber('Admission.acquire', 'minNeededMs', request.minNeededMs)
     checkNumber('Admission.acquire', 'maxWaitMs', request.maxWaitMs)
     checkNumber('Admission.acquire', 'maxRetryAfterMs', request.maxRetryAfterMs)
     checkNumber('Admission.acquire', 'waitingSince', request.waitingSince)
@@ -467,7 +511,7 @@ export class Admission {
           seen = slots.map((s) => s.reopened)
           if (opened !== undefined && this.#staggerMs > 0) {
             const spreadMs = followerDelayMs(opened, place, this.#staggerMs)
-            const left = enforcedRemaining(deadline) - neededMs
+            const left = startWithinMs(enforcedRemaining(deadline), neededMs)
             const jitterMs = Math.min(spreadMs, Math.max(0, left))
             if (jitterMs >= 1) {
               heldBack = true
@@ -696,7 +740,7 @@ export class Admission {
         }
         const remaining = enforcedRemaining(deadline)
         const waitMs = Math.max(0, choice.readyAt - now)
-        const latestStartMs = remaining - neededMs
+        const latestStartMs = startWithinMs(remaining, neededMs)
         const laneOfWait = lanes[choice.index] as Lane
         const keyIdOfWait = (laneOfWait[0] as Slot).keyId
         if (waitMs <= latestStartMs && waitMs > maxWaitMs) weighAgain()
@@ -836,6 +880,13 @@ const OPTION_NAMES = Object.keys({
   limits: true,
 } satisfies Record<keyof AdmissionOptions, true>)
 
+/** The options that are functions, and what each must be: anything else is refused (`TypeError`). */
+const FUNCTION_OPTIONS = [
+  ['cooldownMs', 'a function (input) => ms (the wait of a limit without a hint)'],
+  ['random', 'a function returning [0, 1)'],
+  ['wallClock', 'a function returning epoch ms'],
+] as const
+
 /** The options that are times or counts: NaN or no number is refused, a negative clamped to 0. */
 const NUMERIC_OPTIONS = [
   'staggerMs',
@@ -890,6 +941,18 @@ function sameGrant(before: SlotChoice & { kind: 'grant' }, now: SlotChoice): boo
 }
 
 function noop(): void {}
+
+/**
+ * How long from now the request may still start, given `remainingMs` of
+ * its deadline and `neededMs` it needs: without a deadline (Infinity) every
+ * wait fits, whatever it needs. Subtracted, an Infinity needed (a
+ * `retry.minAttemptMs` or `defaultNeededMs` of Infinity) made it NaN, which
+ * refused no wait and armed each one as 0 ms: a cooling provider's waiter
+ * looped without end, the event loop never turning again.
+ */
+function startWithinMs(remainingMs: number, neededMs: number): number {
+  return remainingMs === Number.POSITIVE_INFINITY ? remainingMs : remainingMs - neededMs
+}
 
 /**
  * The limit every cooling slot's rate limit named, when they all named the

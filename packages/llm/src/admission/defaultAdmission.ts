@@ -1,4 +1,4 @@
-import { type Clock, systemClock } from '@hourglass/core'
+import { type Clock, describeValue, systemClock } from '@hourglass/core'
 import { Admission } from './Admission.js'
 
 let chosen: Admission | undefined
@@ -22,10 +22,26 @@ export function defaultAdmission(): Admission {
  * Replaces the process-wide default: for instance one on a
  * `RedisCooldownStore`, so every call of the fleet shares its cooldowns
  * without passing it to each call. `undefined` drops the current one (the
- * next call creates a fresh in-memory one).
+ * next call creates a fresh in-memory one), and so does `null`. Anything
+ * else that is no `Admission` is refused (`TypeError`).
  */
 export function setDefaultAdmission(admission: Admission | undefined): void {
-  chosen = admission
+  // Checked here, where the mistake is made: taken, `null` failed every
+  // call after it as "Cannot read properties of null (reading 'acquire')",
+  // and a store given in its place (`setDefaultAdmission(new
+  // RedisCooldownStore(redis))`) as "forecast is not a function" — each
+  // call of the process, naming neither this setter nor what it takes.
+  if (
+    admission != null &&
+    (typeof admission !== 'object' ||
+      typeof admission.acquire !== 'function' ||
+      typeof admission.forecast !== 'function')
+  ) {
+    throw new TypeError(
+      `setDefaultAdmission: admission must be an Admission (new Admission({ store })) or undefined, got ${describeValue(admission)}`,
+    )
+  }
+  chosen = admission ?? undefined
   shared = undefined
   byClock = new WeakMap()
 }

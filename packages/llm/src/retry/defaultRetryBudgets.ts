@@ -1,3 +1,4 @@
+import { describeValue } from '@hourglass/core'
 import { RetryBudgetRegistry } from './RetryBudgetRegistry.js'
 
 let shared: RetryBudgetRegistry | undefined
@@ -12,7 +13,21 @@ export function defaultRetryBudgets(): RetryBudgetRegistry {
   return shared
 }
 
-/** Replaces the process-wide default; `undefined` drops it (the next call creates a fresh one). */
+/**
+ * Replaces the process-wide default; `undefined` (or `null`) drops it (the
+ * next call creates a fresh one). Anything else that is no
+ * `RetryBudgetRegistry` is refused (`TypeError`).
+ */
 export function setDefaultRetryBudgets(registry: RetryBudgetRegistry | undefined): void {
-  shared = registry
+  // A single `RetryBudget` in its place was taken, and every call of the
+  // process then failed as "forProvider is not a function", naming nothing.
+  if (
+    registry != null &&
+    (typeof registry !== 'object' || typeof registry.forProvider !== 'function')
+  ) {
+    throw new TypeError(
+      `setDefaultRetryBudgets: registry must be a RetryBudgetRegistry (new RetryBudgetRegistry()) or undefined, got ${describeValue(registry)}`,
+    )
+  }
+  shared = registry ?? undefined
 }

@@ -110,6 +110,48 @@ describe('ProviderLimits, RedisCooldownStore, Admission and MemoryCooldownStore 
     )
   })
 
+  // Used only once a 429 came back: `cooldownMs: 5000` (a number, as the
+  // name reads) was taken, and the first 429 without a hint ended its call
+  // with "this[#o].cooldownMs is not a function" — not retried, its fallback
+  // never asked, no cooldown set. The limits in ProviderLimits' place failed
+  // every call as "fullForMs is not a function"; a store with no methods was
+  // read as a store down (warned, never shared).
+  it.each([
+    ['cooldownMs', 5000, /^Admission: cooldownMs must be a function \(input\) => ms/],
+    [
+      'cooldownMs',
+      '5000',
+      /^Admission: cooldownMs must be a function .*, got '5000' \(a string\)$/,
+    ],
+    ['random', 0.5, /^Admission: random must be a function returning \[0, 1\), got 0\.5$/],
+    ['wallClock', 1_700_000_000_000, /^Admission: wallClock must be a function returning epoch ms/],
+    ['limits', { openai: { rpm: 500 } }, /^Admission: limits must be a ProviderLimits/],
+    ['store', {}, /^Admission: store must be a CooldownStore \(remaining and extend/],
+  ] as const)('new Admission({ %s: %o }) is refused, naming it', (name, value, message) => {
+    expect(thrownBy(() => new Admission({ [name]: value } as never)).message).toMatch(message)
+  })
+
+  it('null is none for those options too, and the shapes they take are taken', async () => {
+    const admission = new Admission({
+      cooldownMs: null,
+      random: null,
+      wallClock: null,
+      limits: null,
+      store: null,
+    } as never)
+    expect((await admission.acquire({ provider: 'x', keys: ['sk-1'] })).key).toBe('sk-1')
+    const clock = new ManualClock()
+    const built = new Admission({
+      clock,
+      cooldownMs: () => 5000,
+      random: () => 0,
+      wallClock: () => 0,
+      limits: new ProviderLimits({ limits: { x: { rpm: 5 } }, clock }),
+      store: new MemoryCooldownStore({ clock }),
+    })
+    expect((await built.acquire({ provider: 'x', keys: ['sk-1'] })).key).toBe('sk-1')
+  })
+
   it('RedisCooldownStore without a client names it (null was accepted, every call then warned "store unavailable")', () => {
     for (const client of [null, 'redis://localhost:6379', {}]) {
       expect(thrownBy(() => new RedisCooldownStore(client as never)).message).toMatch(

@@ -60,6 +60,51 @@ describe('NaN waits are refused, not spun on', () => {
     expect(() => new Admission({ [name]: '5' as unknown as number })).toThrow(TypeError)
   })
 
+  // Without a deadline every wait fits. An Infinity needed (callModel's
+  // `retry.minAttemptMs: Infinity`, passed on as `minNeededMs`, or an
+  // Admission's `defaultNeededMs`) made the time left to start Infinity −
+  // Infinity, NaN: the same 0 ms wait without end as a NaN `neededMs`.
+  it.each([
+    ['acquire({ minNeededMs: Infinity })', {}, { minNeededMs: Number.POSITIVE_INFINITY }],
+    ['acquire({ neededMs: Infinity })', {}, { neededMs: Number.POSITIVE_INFINITY }],
+    [
+      'new Admission({ defaultNeededMs: Infinity })',
+      { defaultNeededMs: Number.POSITIVE_INFINITY },
+      {},
+    ],
+  ] as const)(
+    '%s without a deadline waits the cooldown out, not spinning',
+    async (_, options, needed) => {
+      const clock = new CountingClock()
+      const admission = new Admission({ clock, ...options })
+      await admission.report('p', undefined, limited)
+      let outcome: unknown = 'pending'
+      const acquired = admission
+        .acquire({ provider: 'p', signal: clock.guard.signal, ...needed })
+        .then(
+          (permit) => {
+            outcome = permit
+          },
+          (error: unknown) => {
+            outcome = error
+          },
+        )
+      await new Promise((resolve) => setImmediate(resolve))
+      expect(outcome, 'still waiting for the cooldown').toBe('pending')
+      clock.advance(5000)
+      await acquired
+      expect((outcome as { provider?: string }).provider, String(outcome)).toBe('p')
+    },
+  )
+
+  // As a NaN `neededMs`: the floor under the figure read on each pass.
+  it('acquire({ minNeededMs: NaN }) is a RangeError naming it', async () => {
+    const admission = new Admission({ clock: new ManualClock() })
+    await expect(admission.acquire({ provider: 'p', minNeededMs: Number.NaN })).rejects.toThrow(
+      /minNeededMs/,
+    )
+  })
+
   // maxWaitMs NaN compared false with every wait: the caller's cap was ignored.
   it('acquire({ maxWaitMs: NaN }) is a RangeError naming it', async () => {
     const admission = new Admission({ clock: new ManualClock() })

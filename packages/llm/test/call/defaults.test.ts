@@ -4,10 +4,12 @@ import { describe, expect, it } from 'vitest'
 import { openAICompatible } from '../../src/adapters/openAICompatible.js'
 import { Admission } from '../../src/admission/Admission.js'
 import { defaultAdmission, setDefaultAdmission } from '../../src/admission/defaultAdmission.js'
+import { MemoryCooldownStore } from '../../src/admission/MemoryCooldownStore.js'
 import { callModel } from '../../src/call/callModel.js'
 import { isModelUnavailable } from '../../src/errors/ModelUnavailableError.js'
 import { isRateLimited } from '../../src/errors/RateLimitedError.js'
-import { defaultRetryBudgets } from '../../src/retry/defaultRetryBudgets.js'
+import { defaultRetryBudgets, setDefaultRetryBudgets } from '../../src/retry/defaultRetryBudgets.js'
+import { RetryBudget } from '../../src/retry/RetryBudget.js'
 import { FAST_RETRIES, useFakes, user } from './support/fakes.js'
 
 const fakes = useFakes()
@@ -94,6 +96,34 @@ describe('safe by default', () => {
     }
     expect(chosen.forecast(target).waitMs).toBeGreaterThan(25_000)
     expect(fake.requests).toHaveLength(1)
+  })
+
+  // Taken, `null` failed every call of the process after it as "Cannot read
+  // properties of null (reading 'acquire')", and a store or a single
+  // RetryBudget in place of what the setter takes as "… is not a function":
+  // nothing sent, and nothing naming the setter.
+  it('setDefaultAdmission(null) drops the default as undefined does: calls still answer', async () => {
+    const fake = await fakes.start({ dialect: 'openai', reply: reply.text('ok') })
+    const model = fakes.adapterFor('openai', fake.baseURL, 'gpt-4o-mini')
+    setDefaultAdmission(new Admission())
+    setDefaultAdmission(null as never)
+    setDefaultRetryBudgets(null as never)
+    expect(defaultAdmission()).toBeInstanceOf(Admission)
+    expect((await callModel({ models: [model], request })).text).toBe('ok')
+  })
+
+  it('setDefaultAdmission and setDefaultRetryBudgets refuse what they cannot use, naming it', () => {
+    for (const wrong of [new MemoryCooldownStore(), {}, 'redis://localhost']) {
+      expect(() => setDefaultAdmission(wrong as never)).toThrow(
+        /^setDefaultAdmission: admission must be an Admission/,
+      )
+    }
+    expect(() => setDefaultRetryBudgets(new RetryBudget() as never)).toThrow(
+      /^setDefaultRetryBudgets: registry must be a RetryBudgetRegistry/,
+    )
+    // Refused, the defaults in force are kept.
+    expect(typeof defaultAdmission().acquire).toBe('function')
+    expect(typeof defaultRetryBudgets().forProvider).toBe('function')
   })
 
   it('two providers of one name at different base URLs do not share a cooldown', async () => {
