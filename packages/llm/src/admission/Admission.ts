@@ -10,6 +10,7 @@ import {
   untilEnded,
   wait,
 } from '@hourglass/core'
+import { assertMethods } from '../assertMethods.js'
 import { callHook } from '../callHook.js'
 import { clockOption } from '../clockOption.js'
 import { KeysRetiredError } from '../errors/KeysRetiredError.js'
@@ -258,33 +259,23 @@ export class Admission {
     // The limits themselves in its place (`limits: { openai: { rpm: 500 } }`,
     // ProviderLimits' own option) failed every call as "fullForMs is not a
     // function", naming neither the option nor what it takes.
-    const { limits } = options
-    if (
-      limits !== undefined &&
-      limits !== null &&
-      (typeof limits !== 'object' ||
-        typeof limits.count !== 'function' ||
-        typeof limits.fullForMs !== 'function')
-    ) {
-      throw new TypeError(
-        `Admission: limits must be a ProviderLimits (new ProviderLimits({ limits: { openai: { rpm, tpm } } })), got ${describeValue(limits)}`,
-      )
-    }
+    assertMethods(
+      'Admission',
+      'limits',
+      options.limits,
+      ['count', 'fullForMs'],
+      'a ProviderLimits (new ProviderLimits({ limits: { openai: { rpm, tpm } } }))',
+    )
     // Used only once a call reads or writes a cooldown: a store with no such
     // methods (`{}`, a Redis client given in place of its store) failed every
     // command, read as the store being down — warned, and never shared.
-    const given = options.store
-    if (
-      given !== undefined &&
-      given !== null &&
-      (typeof given !== 'object' ||
-        typeof given.remaining !== 'function' ||
-        typeof given.extend !== 'function')
-    ) {
-      throw new TypeError(
-        `Admission: store must be a CooldownStore (remaining and extend: a MemoryCooldownStore, a RedisCooldownStore), got ${describeValue(given)}`,
-      )
-    }
+    assertMethods(
+      'Admission',
+      'store',
+      options.store,
+      ['remaining', 'extend'],
+      'a CooldownStore (remaining and extend: a MemoryCooldownStore, a RedisCooldownStore)',
+    )
     const { latencySamples, latencyPercentile, staggerMs } = options
     // Infinity put every caller that came while a probe was in flight an
     // infinite wait away: refused, "no retry helps", as the provider recovered.

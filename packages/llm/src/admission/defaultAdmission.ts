@@ -1,4 +1,5 @@
-import { type Clock, describeValue, systemClock } from '@hourglass/core'
+import { type Clock, systemClock } from '@hourglass/core'
+import { ADMISSION_METHODS, assertMethods } from '../assertMethods.js'
 import { Admission } from './Admission.js'
 
 let chosen: Admission | undefined
@@ -31,16 +32,13 @@ export function setDefaultAdmission(admission: Admission | undefined): void {
   // and a store given in its place (`setDefaultAdmission(new
   // RedisCooldownStore(redis))`) as "forecast is not a function" — each
   // call of the process, naming neither this setter nor what it takes.
-  if (
-    admission != null &&
-    (typeof admission !== 'object' ||
-      typeof admission.acquire !== 'function' ||
-      typeof admission.forecast !== 'function')
-  ) {
-    throw new TypeError(
-      `setDefaultAdmission: admission must be an Admission (new Admission({ store })) or undefined, got ${describeValue(admission)}`,
-    )
-  }
+  assertMethods(
+    'setDefaultAdmission',
+    'admission',
+    admission,
+    ADMISSION_METHODS,
+    'an Admission (new Admission({ store })) or undefined',
+  )
   chosen = admission ?? undefined
   shared = undefined
   byClock = new WeakMap()

@@ -1,4 +1,5 @@
 import { describeValue, isHeaderValue, optionError, quoted } from '@hourglass/core'
+import { ADMISSION_METHODS, assertMethods, RETRY_BUDGETS_METHODS } from '../assertMethods.js'
 import { InvalidChatRequestError } from '../errors/InvalidChatRequestError.js'
 import { RETRY_DELAY_OPTION_NAMES } from '../retry/retryDelay.js'
 import type { ChatMessage } from '../types.js'
@@ -93,7 +94,7 @@ export function checkCallOptions(options: CallModelOptions): void {
     shaped(
       'limits.admission',
       limits?.admission,
-      ADMISSION,
+      ADMISSION_METHODS,
       'an Admission (new Admission()) or false',
     )
   }
@@ -108,7 +109,7 @@ export function checkCallOptions(options: CallModelOptions): void {
       shaped(
         'retry.budgets',
         retry.budgets,
-        RETRY_BUDGETS,
+        RETRY_BUDGETS_METHODS,
         'a RetryBudgetRegistry (new RetryBudgetRegistry()) or false',
       )
     }
@@ -203,8 +204,6 @@ const RECOVERY_OPTION_NAMES: ReadonlySet<string> = new Set(
 )
 
 /** The methods a call uses of each shared object it is given. */
-const ADMISSION = ['acquire', 'forecast'] as const
-const RETRY_BUDGETS = ['forProvider'] as const
 const COST_BUDGET = [
   'assertPriced',
   'assertCanSpend',
@@ -217,15 +216,7 @@ const COST_BUDGET = [
 
 /** An object with every one of `methods`, or undefined or null (the default, as every option reads null). */
 function shaped(name: string, value: unknown, methods: readonly string[], rule: string): void {
-  if (value == null) return
-  if (
-    typeof value === 'object' &&
-    value !== null &&
-    methods.every((m) => typeof (value as Record<string, unknown>)[m] === 'function')
-  ) {
-    return
-  }
-  throw new TypeError(`callModel: ${name} must be ${rule}, got ${describeValue(value)}`)
+  assertMethods('callModel', name, value, methods, rule)
 }
 
 /** An object of options, or undefined (the defaults). */

@@ -160,7 +160,10 @@ export function decideRetry(input: RetryDecisionInput): RetryDecision {
     return waitMs === undefined ? base : { ...base, waitMs }
   }
 
-  if (remainingMs <= minAttemptMs) {
+  // Without a deadline (Infinity) any attempt fits: Infinity <= Infinity
+  // refused every retry of a call whose `minAttemptMs` is Infinity, where
+  // admission (the same rule) let its next call wait and go.
+  if (remainingMs !== Number.POSITIVE_INFINITY && remainingMs <= minAttemptMs) {
     return {
       action: 'fail',
       reason: `${what}; ${fmt(remainingMs)} ms left, too little for another attempt`,

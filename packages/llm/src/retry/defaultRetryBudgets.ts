@@ -1,4 +1,4 @@
-import { describeValue } from '@hourglass/core'
+import { assertMethods, RETRY_BUDGETS_METHODS } from '../assertMethods.js'
 import { RetryBudgetRegistry } from './RetryBudgetRegistry.js'
 
 let shared: RetryBudgetRegistry | undefined
@@ -21,13 +21,12 @@ export function defaultRetryBudgets(): RetryBudgetRegistry {
 export function setDefaultRetryBudgets(registry: RetryBudgetRegistry | undefined): void {
   // A single `RetryBudget` in its place was taken, and every call of the
   // process then failed as "forProvider is not a function", naming nothing.
-  if (
-    registry != null &&
-    (typeof registry !== 'object' || typeof registry.forProvider !== 'function')
-  ) {
-    throw new TypeError(
-      `setDefaultRetryBudgets: registry must be a RetryBudgetRegistry (new RetryBudgetRegistry()) or undefined, got ${describeValue(registry)}`,
-    )
-  }
+  assertMethods(
+    'setDefaultRetryBudgets',
+    'registry',
+    registry,
+    RETRY_BUDGETS_METHODS,
+    'a RetryBudgetRegistry (new RetryBudgetRegistry()) or undefined',
+  )
   shared = registry ?? undefined
 }

@@ -94,6 +94,19 @@ describe('decideRetry', () => {
     })
   })
 
+  it('without a deadline an attempt fits whatever minAttemptMs is, Infinity too', () => {
+    const input = {
+      error: error('rate_limited', { retryAfterMs: 1000 }),
+      attempt: 1,
+      maxAttempts: 3,
+    }
+    expect(decideRetry({ ...input, minAttemptMs: Number.POSITIVE_INFINITY }).action).toBe('retry')
+    // With a deadline, Infinity still refuses: no time left is enough.
+    expect(
+      decideRetry({ ...input, minAttemptMs: Number.POSITIVE_INFINITY, remainingMs: 1e12 }),
+    ).toMatchObject({ action: 'fail', why: 'no-budget' })
+  })
+
   it('a wait that ends exactly at the deadline is not slept: the fallback is asked now, or the call fails now', () => {
     // 1000 ms backoff (attempt 1, no jitter) with exactly 1000 ms left: after
     // it no attempt can go out. Slept, the call ended by its deadline with a
