@@ -234,6 +234,31 @@ function cancelledBy(m: {
 }
 
 /**
+ * An outbound attempt whose answer came and whose caller then stopped reading
+ * its body — `res.body.cancel()` once the status and headers told it enough,
+ * or after the part it wanted, with or without a reason of its own; its
+ * signal aborted while it read. fetch ends such an attempt with the stop's
+ * code (`AbortError`, the reason's), as it ends one the network cut, and
+ * says who stopped it (`stoppedBy: 'caller'`): the call did not fail, and the
+ * HTTP conventions make a client's span ERROR for a 4xx or 5xx or a request that failed, not
+ * for an answer its reader chose to leave. A stop before any answer (phase
+ * `headers`, `connect`…) is a request that failed, and a body the deadline
+ * (`DEADLINE_EXCEEDED`), a client that left (`CLIENT_CLOSED`) or the network
+ * cut is a failure of its own code — also when a signal that follows the
+ * deadline stopped it first (llm's, reading a model attempt's stream under
+ * a slice's signal): fetch tells the deadline's end from the caller's stop
+ * by where it came from, not by its code (a caller's own abort with a
+ * `ClientClosedError` is its choice, as llm's chat span says).
+ */
+export function stoppedByCaller(m: {
+  phase?: string | undefined
+  statusCode?: number | undefined
+  stoppedBy?: string | undefined
+}): boolean {
+  return m.phase === 'body' && m.statusCode !== undefined && m.stoppedBy === 'caller'
+}
+
+/**
  * A model attempt whose answer had come (an HTTP status: a stream's 200, a
  * whole answer being read) and whose caller then stopped it — the consumer
  * left its `for await`, called the stream's `cancel`, or aborted the call's

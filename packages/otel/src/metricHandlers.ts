@@ -56,6 +56,7 @@ import {
   modelAttemptErrorType,
   modelSkippedReason,
   modelStoppedByCaller,
+  stoppedByCaller,
 } from './handlers.js'
 import { inModelSend } from './inModelSend.js'
 import { providerText } from './providerText.js'
@@ -287,8 +288,13 @@ export function metricHandlers(meter: Meter): Handlers {
         if (MODEL_SENDS.has(m.handle)) return
         // A redirect is not the call's answer: the hop that follows it is
         // (fetch follows 301, 302, 303, 307 and 308; another 3xx is final).
+        // An answer its caller stopped reading (`res.body.cancel()`) got its
+        // answer: the stop's code (`AbortError`) is no failure, as its span
+        // and the retries counter say; counted by that code, such a call was
+        // in no series at all.
+        const failed = m.errorCode !== undefined && !stoppedByCaller(m)
         if (
-          m.errorCode === undefined &&
+          !failed &&
           (m.statusCode === undefined || (m.statusCode < 400 && !isRedirect(m.statusCode)))
         ) {
           succeeded.add(1, {
@@ -320,15 +326,19 @@ export function metricHandlers(meter: Meter): Handlers {
             [ATTR_DEADLINE_RETRY_WHY]: ENDED_IN_ERROR_WHY,
             [ATTR_DEADLINE_CALL_KIND]: 'llm',
           })
-        } else if (m.decision === 'success') {
+        } else if (m.decision === 'success' || modelStoppedByCaller(m)) {
           // The attempt on the model that answered: a fallback's first answer is attempt 1.
+          // Also one whose answer came and whose caller then stopped it ("stop
+          // generating", a `break`): llm's decision says `fail`, but nothing
+          // failed (its chat span and duration say so), and counted nowhere
+          // else, every such call was missing from the calls that got their answer.
           succeeded.add(1, {
             [ATTR_DEADLINE_ATTEMPT]: m.modelAttempt ?? m.attempt,
             [ATTR_DEADLINE_CALL_KIND]: 'llm',
           })
-        } else if (m.why !== undefined && !modelStoppedByCaller(m)) {
+        } else if (m.why !== undefined) {
           // Failed, and this model was not tried again: as fetch's retry-skipped.
-          // Not an answer its caller stopped (`why: 'aborted'`): nothing failed.
+          // Not an answer its caller stopped (`why: 'aborted'`, counted above): nothing failed.
           retries.add(
             1,
             defined({

@@ -111,6 +111,7 @@ import {
   ms,
   retryNeverSent,
   spokeOpenAI,
+  stoppedByCaller,
 } from './handlers.js'
 import { bullmqTraceHandlers } from './jobSpans.js'
 import { OpenWork } from './OpenWork.js'
@@ -568,31 +569,6 @@ export function traceHandlers(sdkTracer: Tracer): Handlers {
     grpc: grpcTraceHandlers(tracer, deadlineSpans, openWork),
     bullmq: bullmqTraceHandlers(tracer, deadlineSpans),
   }
-}
-
-/**
- * An outbound attempt whose answer came and whose caller then stopped reading
- * its body — `res.body.cancel()` once the status and headers told it enough,
- * or after the part it wanted, with or without a reason of its own; its
- * signal aborted while it read. fetch ends such an attempt with the stop's
- * code (`AbortError`, the reason's), as it ends one the network cut, and
- * says who stopped it (`stoppedBy: 'caller'`): the call did not fail, and the
- * HTTP conventions make a client's span ERROR for a 4xx or 5xx or a request that failed, not
- * for an answer its reader chose to leave. A stop before any answer (phase
- * `headers`, `connect`…) is a request that failed, and a body the deadline
- * (`DEADLINE_EXCEEDED`), a client that left (`CLIENT_CLOSED`) or the network
- * cut is a failure of its own code — also when a signal that follows the
- * deadline stopped it first (llm's, reading a model attempt's stream under
- * a slice's signal): fetch tells the deadline's end from the caller's stop
- * by where it came from, not by its code (a caller's own abort with a
- * `ClientClosedError` is its choice, as llm's chat span says).
- */
-function stoppedByCaller(m: {
-  phase?: string | undefined
-  statusCode?: number | undefined
-  stoppedBy?: string | undefined
-}): boolean {
-  return m.phase === 'body' && m.statusCode !== undefined && m.stoppedBy === 'caller'
 }
 
 /** One model attempt as a GenAI inference span, ended as it is made (see above). */

@@ -138,6 +138,25 @@ describe("the caller's own cancel of a 2xx body", () => {
     expect(span.attributes['hourglass.deadline.phase']).toBe('body')
   })
 
+  // Its span says the call did not fail; counted by the stop's code, it was
+  // in no series of the metrics (no success, no skipped retry).
+  it('counts in hourglass.deadline.calls.succeeded, as a call that got its answer; a 5xx so stopped does not', async () => {
+    const ok = await upstream({ type: 'headers-then-stall' })
+    const failed = await upstream({ type: 'headers-then-stall', status: 503 })
+    using deadline = Deadline.after(30_000)
+    const fetch = client()
+    await (await fetch(ok.url, { deadline })).body?.cancel()
+    await (await fetch(failed.url, { deadline })).body?.cancel()
+    await otel.spansWhere((s) => s.filter((x) => x.name === 'deadline.egress GET').length === 2)
+
+    expect(await otel.points('hourglass.deadline.calls.succeeded')).toEqual([
+      {
+        attributes: { 'hourglass.deadline.attempt': 1, 'hourglass.deadline.call.kind': 'http' },
+        value: 1,
+      },
+    ])
+  })
+
   it('of a 5xx: still an error, by its status, not by the cancel', async () => {
     const server = await upstream({ type: 'headers-then-stall', status: 503 })
     using deadline = Deadline.after(30_000)

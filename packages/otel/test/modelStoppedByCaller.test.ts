@@ -93,8 +93,18 @@ async function skippedRetries() {
     .map((p) => [p.attributes['hourglass.deadline.retry.why'], p.value])
 }
 
+async function succeededCalls() {
+  return (await otel.points('hourglass.deadline.calls.succeeded')).map((p) => [
+    {
+      attempt: p.attributes['hourglass.deadline.attempt'],
+      kind: p.attributes['hourglass.deadline.call.kind'],
+    },
+    p.value,
+  ])
+}
+
 describe('the caller stops the stream: the chat span is no error, as its egress span', () => {
-  it('a break after the first token: UNSET, no error.type on the span or the duration, no skipped retry', async () => {
+  it('a break after the first token: UNSET, no error.type on the span or the duration, no skipped retry; a call that succeeded', async () => {
     const setup = await streamOn(STALLS_AFTER_FIRST_TOKEN)
     for await (const event of setup.stream) if (event.type === 'text') break
     const { chat, egress } = await setup.ended()
@@ -106,6 +116,9 @@ describe('the caller stops the stream: the chat span is no error, as its egress 
     expect(chat.attributes['hourglass.llm.decision']).toBe('fail')
     expect(await durationErrorTypes()).toEqual([undefined])
     expect(await skippedRetries()).toEqual([])
+    // A call that got its answer: counted by llm's `fail`, "stop generating"
+    // was in no series at all (no success, no skipped retry).
+    expect(await succeededCalls()).toEqual([[{ attempt: 1, kind: 'llm' }, 1]])
   })
 
   it.each(['cancel', 'signal'] as const)(
@@ -243,6 +256,7 @@ describe('still failures', () => {
     expect(chat.attributes['error.type']).toBe('aborted')
     expect(await durationErrorTypes()).toEqual(['aborted'])
     expect(await skippedRetries()).toEqual([['aborted', 1]])
+    expect(await succeededCalls()).toEqual([])
   })
 })
 
