@@ -30,7 +30,29 @@ describe('a progress line redrawn in place', () => {
     for (const columns of [undefined, 0, 200]) {
       const { io, writes } = terminal(columns)
       progressLine(io).update('x'.repeat(300))
-      expect(writes[0]).toBe(`\r${'x'.repeat(79)}`)
+      expect(writes[0]).toBe(`\r…${'x'.repeat(78)}`)
     }
+  })
+
+  it('keeps its end, the part that moves, when a long host name does not fit: the count is never cut off', () => {
+    // An ALB's name on an 80-column terminal: cut at its end, the line read
+    // `probing internal-payments-alb-….amazonaws.com:8443: sam` through every call.
+    const host = 'internal-payments-alb-1234567890.eu-west-1.elb.amazonaws.com:8443'
+    const { io, writes } = terminal(80)
+    const line = progressLine(io)
+    line.update(`probing ${host}: sampling 3/10`)
+    line.update(`probing ${host}: sampling 4/10`)
+    expect(writes.map((w) => w.replace(/\r/g, ''))).toEqual([
+      `…${`probing ${host}: sampling 3/10`.slice(-78)}`,
+      `…${`probing ${host}: sampling 4/10`.slice(-78)}`,
+    ])
+    expect(writes[1]).toMatch(/elb\.amazonaws\.com:8443: sampling 4\/10$/)
+    // And the demo's line in a 40-column pane still shows how far it is.
+    const narrow = terminal(40)
+    progressLine(narrow.io).update(
+      'sending the same traffic through both chains: 20/60 answered or given up',
+    )
+    expect(narrow.writes[0]).toMatch(/^\r….{38}$/)
+    expect(narrow.writes[0]).toMatch(/ 20\/60 answered or given up$/)
   })
 })

@@ -30,7 +30,7 @@ export function progressLine(io: Io): ProgressLine {
       // redraw was cut to one character.
       const reported = io.stderrColumns?.()
       const columns = reported !== undefined && reported > 0 ? reported : 80
-      const shown = text.slice(0, Math.max(1, Math.min(79, columns - 1)))
+      const shown = fitted(text, Math.max(1, Math.min(79, columns - 1)))
       io.stderr(`\r${shown.padEnd(width)}`)
       width = shown.length
       if (width > 0) drawn.add(line)
@@ -51,6 +51,22 @@ export function progressLine(io: Io): ProgressLine {
     },
   }
   return line
+}
+
+/**
+ * `text` in at most `max` columns, cut at its start, not its end: what a
+ * progress line says moves at its end (`sampling 3/10`, `20/60 answered or
+ * given up`). Cut at the end, a host name longer than the terminal left it
+ * (`probing internal-….elb.amazonaws.com:8443: samp`, an 80-column terminal
+ * and an ALB's name), and the line stood still through every call.
+ */
+function fitted(text: string, max: number): string {
+  if (text.length <= max) return text
+  if (max === 1) return '…'
+  let tail = text.slice(text.length - (max - 1))
+  // Never half an emoji: a low surrogate left without its pair is dropped.
+  if (/^[\uDC00-\uDFFF]/.test(tail)) tail = tail.slice(1)
+  return `…${tail}`
 }
 
 export interface ProgressLine {

@@ -36,3 +36,26 @@ it.each([
     })
   },
 )
+
+it('a body that is valid JSON but no object (`"why?"`, `null`) is told so, not called invalid JSON', async () => {
+  // express.json() refuses any top-level value but an object or array, and
+  // said `Unexpected token 'n', "null" is not valid JSON`: a typo to hunt
+  // for in a body that has none.
+  chain = await startToolkitChain(7)
+  for (const [body, kind] of [
+    ['"why?"', 'a string'],
+    [' null', 'null'],
+    ['5', 'a number'],
+  ] as const) {
+    const res = await fetch(chain.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-deadline-remaining-ms': '2000' },
+      body,
+    })
+    expect(res.status).toBe(400)
+    expect(await res.json()).toEqual({
+      error: 'bad_request',
+      message: `the body must be a JSON object, as {"question":"why?"}; got ${kind}`,
+    })
+  }
+})

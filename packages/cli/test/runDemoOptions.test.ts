@@ -22,3 +22,15 @@ it.each<[RunDemoOptions, string]>([
 ])('runDemo(%j) is refused at once, naming the option', async (options, message) => {
   await expect(runDemo(options)).rejects.toThrow(message)
 })
+
+it.each<[unknown, string]>([
+  [5, 'options must be an object (RunDemoOptions), got 5'],
+  [{ onProgress: 1 }, 'onProgress must be a function, got 1'],
+])(
+  'runDemo(%j), a value of the wrong kind, is a TypeError as runDemo(null) is, not a RangeError',
+  async (options, message) => {
+    const error = await runDemo(options as RunDemoOptions).catch((e: unknown) => e)
+    expect(error).toBeInstanceOf(TypeError)
+    expect((error as Error).message).toBe(message)
+  },
+)

@@ -93,7 +93,7 @@ const OPTION_NAMES: readonly (keyof RunDemoOptions)[] = [
  */
 function checkOptions(options: RunDemoOptions): void {
   if (typeof options !== 'object' || options === null || Array.isArray(options)) {
-    throw optionError('options', 'an object (RunDemoOptions)', options)
+    throw kindError('options', 'an object (RunDemoOptions)', options)
   }
   // `{ budgetMs: [500] }` ran the defaults without a word.
   refuseUnknownOptions(options, OPTION_NAMES, 'runDemo()')
@@ -125,8 +125,18 @@ function checkOptions(options: RunDemoOptions): void {
     )
   }
   if (onProgress !== undefined && typeof onProgress !== 'function') {
-    throw optionError('onProgress', 'a function', onProgress)
+    throw kindError('onProgress', 'a function', onProgress)
   }
+}
+
+/**
+ * A TypeError whatever the value, as main() throws for its argv and io:
+ * `optionError` makes any number a RangeError, and `runDemo(5)` or
+ * `onProgress: 1` is the wrong kind of thing, not a value out of range —
+ * where `runDemo(null)` and `onProgress: 'x'` were TypeErrors.
+ */
+function kindError(name: string, rule: string, value: unknown): TypeError {
+  return new TypeError(optionError(name, rule, value).message)
 }
 
 async function delayUntil(started: number, atMs: number): Promise<void> {
