@@ -31,6 +31,17 @@ describe('probe histogram', () => {
     }
   })
 
+  it('a sample on a bucket edge goes in the bucket its printed edges name, whatever the float division says', () => {
+    // The division put 3036.7 at index -1 (a TypeError) and 0.3 in 0.25–0.30.
+    const edge = histogram([3036.7, 3036.792])
+    expect(edge.reduce((n, b) => n + b.count, 0)).toBe(2)
+    for (const v of [0.3, 0.35, 0.7]) {
+      const b = histogram([0.3, 0.35, 0.7]).find((x) => x.fromMs <= v && v < x.toMs)
+      expect(b?.count, `${v}`).toBeGreaterThan(0)
+    }
+    expect(histogram([0.3, 0.35, 0.7]).find((b) => b.fromMs === 0.25)?.count ?? 0).toBe(0)
+  })
+
   it('one sample, or all alike, is one bucket', () => {
     expect(histogram([5])).toEqual([{ fromMs: 5, toMs: 6, count: 1 }])
     expect(histogram([2, 2, 2]).map((b) => b.count)).toEqual([3])

@@ -12,17 +12,35 @@ export function histogram(valuesMs: readonly number[], maxBuckets = 8): Bucket[]
   const max = Math.max(...valuesMs)
   const width = niceWidth((max - min) / maxBuckets)
   const start = Math.floor(min / width) * width
-  const count = Math.max(1, Math.floor((max - start) / width) + 1)
   // Edges are rounded to the width's own decimals: 3 × 0.1 is 0.30000000000000004.
   const edge = (i: number) =>
     Number(((Math.floor(min / width) + i) * width).toFixed(decimals(width)))
+  let count = Math.max(1, Math.floor((max - start) / width) + 1)
+  // The last bucket ends past the largest sample by its printed edge: the
+  // division said 8.999… for 0.7 in 0.05 ms buckets from 0.25, and 0.7 was
+  // counted in 0.65–0.70. Rounding moves it one bucket at most.
+  if (edge(count) <= max) count++
+  else if (count > 1 && edge(count - 1) > max) count--
   const buckets = Array.from({ length: count }, (_, i) => ({
     fromMs: edge(i),
     toMs: edge(i + 1),
     count: 0,
   }))
-  for (const v of valuesMs) buckets[Math.min(count - 1, Math.floor((v - start) / width))]!.count++
+  for (const v of valuesMs) buckets[bucketOf(buckets, v, Math.floor((v - start) / width))]!.count++
   return buckets
+}
+
+/**
+ * The bucket whose rounded edges hold `v`, starting from `guess` (the
+ * division's): in floating point the division can say -1 (3036.7 with
+ * 3036.7 at the first edge: `histogram([3036.7, 3036.792])` threw) or one
+ * bucket low (0.3 in `0.25–0.30`), where the printed edges say otherwise.
+ */
+function bucketOf(buckets: readonly Bucket[], v: number, guess: number): number {
+  let i = Math.min(buckets.length - 1, Math.max(0, guess))
+  while (i > 0 && v < buckets[i]!.fromMs) i--
+  while (i < buckets.length - 1 && v >= buckets[i + 1]!.fromMs) i++
+  return i
 }
 
 /** Decimal places that show a multiple of `width` exactly: 0 for 5 ms, 1 for 0.2, 2 for 0.05. */
