@@ -10,7 +10,6 @@ import { endedInError } from './endedInError.js'
 import { type ErrorReply, errorReply, reportDeadlineReply } from './errorReply.js'
 import { flushedOrCut } from './flushedOrCut.js'
 import { logIfBug } from './logIfBug.js'
-import { lostInTransit } from './lostInTransit.js'
 import { type RequestScope, scopeOf } from './requestScope.js'
 import { sendError } from './sendError.js'
 import type { CapField } from './untranslatableRefusal.js'
@@ -318,9 +317,6 @@ export async function streamCompletion(
         // another, delivered once its turn came, is no expiry.
         if (whole && !interrupted && !cut && scope !== undefined) scope.answered = true
         await flushedOrCut(res, 'finish', options.deadline, onCut)
-        // Its client reset the connection with the end still queued: Node
-        // says 'finish' (so 'close' finds it finished), but the end never went.
-        if (!cut && lostInTransit(res)) clientLeft = true
       }
     }
     res.off('close', onClose)
