@@ -27,7 +27,7 @@ import { parsedEventUrl } from './channels.js'
 import { type ConnectorOptions, connectorFor } from './createConnector.js'
 import { FETCH_ATTEMPT, type FetchAttempt, interceptorFor } from './deadlineInterceptor.js'
 import { checkDeadline } from './deadlineOption.js'
-import { hasHeader, isRepeatable, rereadableHeaders } from './dispatchHeaders.js'
+import { hasHeader, isRepeatable, takenHeaders } from './dispatchHeaders.js'
 import { BodyNotReadError } from './errors/BodyNotReadError.js'
 import { RedirectWithStreamBodyError } from './errors/RedirectWithStreamBodyError.js'
 import { TooManyRedirectsError } from './errors/TooManyRedirectsError.js'
@@ -40,6 +40,7 @@ import { noBudgetError } from './noBudgetError.js'
 import { OutboundCall, type OutboundCallInit, RetryWaits, type SendResult } from './OutboundCall.js'
 import { FETCH_OPTION_NAMES, mergeRetry, type RetryOptions, resolveOptions } from './options.js'
 import { refuseConnectorOptions } from './refuseConnectorOptions.js'
+import { snapshotBody, snapshotInit } from './snapshotInit.js'
 import { type StoppableBody, stoppableBody } from './stoppableBody.js'
 import { waitEndingDispatcher } from './waitEndingDispatcher.js'
 
@@ -161,7 +162,13 @@ export function createFetch(
     }
     // null, like undefined, is no init: fetch() takes both.
     const given = givenInit ?? {}
-    const input = adoptRequest(givenInput, given.body != null)
+    // A URL object is read now, as fetch reads it (its href): each attempt
+    // read it again, so one the caller changed after the call (a loop
+    // setting `url.pathname` for each item) had the retry sent elsewhere.
+    const input = adoptRequest(
+      givenInput instanceof URL ? givenInput.href : givenInput,
+      given.body != null,
+    )
     const { deadline: explicit, retry } = given
     const request = input instanceof UndiciRequest ? input : undefined
     // As fetch reads it (a string, `null` included; `method: 5` failed here
@@ -169,7 +176,9 @@ export function createFetch(
     // method that is sent.
     const method = fetchMethod(given.method, request?.method)
     // Node's global FormData, rebuilt as undici's (a copy of the init only then).
-    const body = adoptFormData(given.body)
+    const adopted = adoptFormData(given.body)
+    // A form as it is now (snapshotBody); one rebuilt above is a copy already.
+    const body = adopted === given.body ? snapshotBody(adopted) : adopted
     // A stream body is read through a reader the call can stop (see
     // stoppableBody): undici's fetch went on draining it after the call ended.
     // A global Request's was wrapped when it was rebuilt; the init's body, if
@@ -179,14 +188,14 @@ export function createFetch(
     const upload =
       initUpload ??
       (request && input !== givenInput && given.body == null ? adoptedUpload(request) : undefined)
-    // Read by every attempt and by the retry rules (an Idempotency-Key): a
-    // one-shot iterator of pairs (`map.entries()`, a generator) is read
-    // once, here. Read by the first attempt, a retry went without them.
-    const headers = rereadableHeaders(given.headers as never) as RequestInit['headers']
-    const init: RequestInit =
-      sent === given.body && headers === given.headers
-        ? (given as RequestInit)
-        : (Object.assign({}, given, { body: sent, headers }) as RequestInit)
+    // Read by every attempt and by the retry rules (an Idempotency-Key), so
+    // taken now, as the init's members are (snapshotInit) and as the
+    // interceptor takes a dispatch's: a one-shot iterator of pairs
+    // (`map.entries()`) read by the first attempt left a retry without
+    // them, and a record the caller changed after the call reached its
+    // retries. What undici would refuse is still given to it to refuse.
+    const headers = takenHeaders(given.headers as never) as RequestInit['headers']
+    const init = snapshotInit(given, sent, headers)
     // The Request's own signal when the init brings none, as fetch() does;
     // `signal: null` in the init is none at all (fetch drops the Request's
     // then: a call it would finish was aborted here).
@@ -225,7 +234,7 @@ export function createFetch(
         // A dispatcher of the caller's: its close() or destroy() ends a wait to retry too (no RetryWaits hears it).
         theirDispatcher: init.dispatcher ?? options.dispatcher ?? undefined,
         target: request ?? input,
-        headers: init.headers ?? request?.headers,
+        headers: headers ?? request?.headers,
       }),
     )
     // Refused unsent for it (OutboundCall): the caller has already left, so
@@ -572,7 +581,7 @@ class FetchCallInit implements OutboundCallInit {
   readonly waiting: RetryWaits | undefined
   readonly theirDispatcher: object | undefined
   readonly #target: RequestInfo
-  readonly #headers: unknown
+  readonly #idempotencyKey: boolean
   #url: string | undefined
 
   constructor(
@@ -591,7 +600,9 @@ class FetchCallInit implements OutboundCallInit {
     this.waiting = init.waiting
     this.theirDispatcher = init.theirDispatcher
     this.#target = init.target
-    this.#headers = init.headers
+    // Read now, as the call's headers are taken (snapshotInit): a key the
+    // caller adds or removes afterwards does not change the retry rules.
+    this.#idempotencyKey = hasHeader(init.headers, 'idempotency-key')
   }
 
   get url(): string {
@@ -606,7 +617,7 @@ class FetchCallInit implements OutboundCallInit {
   }
 
   repeatable(): boolean {
-    return isRepeatable(this.method, hasHeader(this.#headers, 'idempotency-key'))
+    return isRepeatable(this.method, this.#idempotencyKey)
   }
 }
 

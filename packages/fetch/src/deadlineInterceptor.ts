@@ -21,7 +21,7 @@ import {
   dispatchHasHeader,
   isBodyReplayable,
   isRepeatable,
-  rereadableHeaders,
+  takenHeaders,
 } from './dispatchHeaders.js'
 import { forwardedReason } from './forwardedReason.js'
 import { noBudgetError } from './noBudgetError.js'
@@ -139,8 +139,9 @@ export function interceptorFor(config: ResolvedOptions): Dispatcher.DispatcherCo
       }
       return sendAttempt(dispatch, opts, attemptHandler(handler, attempt), attempt)
     }
-    // Read by every attempt: a one-shot iterator of headers is read once, here.
-    const headers = rereadableHeaders(opts.headers)
+    // Read by every attempt: taken now, as undici takes them (a one-shot
+    // iterator read once, a record the caller changes afterwards unchanged).
+    const headers = takenHeaders(opts.headers)
     const body = watchedBody(opts.body)
     const own =
       headers === opts.headers && body === opts.body

@@ -302,6 +302,41 @@ export function rereadableHeaders(headers: Headers): Headers {
   return { [Symbol.iterator]: () => pairs[Symbol.iterator]() } as Headers
 }
 
+/**
+ * Dispatch headers as they are when the request is dispatched, for every
+ * attempt and the retry rules to read: a record copied (its own keys, as
+ * undici reads one), a flat array copied, an iterable of pairs (a `Map`, a
+ * `Headers`) read into pairs of its own — each as undici reads it, so what
+ * it refuses it still refuses. undici reads them once, at dispatch; each
+ * retry read the caller's object again: one reused for the next request
+ * (`headers['x-item'] = next`, then `request(url, { headers, … })`
+ * unawaited) had a retry sent with the next request's headers.
+ */
+export function takenHeaders(headers: Headers): Headers {
+  if (!headers || typeof headers !== 'object') return headers
+  if (Array.isArray(headers)) return headers.map(copyValue) as Headers
+  if (hasSafeIterator(headers)) {
+    const rereadable = rereadableHeaders(headers)
+    // A one-shot iterator: read into pairs of its own already.
+    if (rereadable !== headers) return rereadable
+    const pairs = Array.from(headers as Iterable<unknown>, copyValue)
+    return { [Symbol.iterator]: () => pairs[Symbol.iterator]() } as Headers
+  }
+  const record = headers as Record<string, unknown>
+  const out: Record<string, unknown> = {}
+  const names = Object.keys(record)
+  for (let i = 0; i < names.length; i++) {
+    const name = names[i] as string
+    setOwn(out, name, copyValue(record[name]))
+  }
+  return out as Headers
+}
+
+/** An array (a header's values, a pair) copied; anything else as it is. */
+function copyValue(value: unknown): unknown {
+  return Array.isArray(value) ? value.slice() : value
+}
+
 /** undici's own test (core/util.js): an iterable it reads as pairs, not a record that inherits one. */
 function hasSafeIterator(headers: object): boolean {
   const prototype: unknown = Object.getPrototypeOf(headers)
