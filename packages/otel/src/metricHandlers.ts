@@ -291,8 +291,11 @@ export function metricHandlers(meter: Meter): Handlers {
         // An answer its caller stopped reading (`res.body.cancel()`) got its
         // answer: the stop's code (`AbortError`) is no failure, as its span
         // and the retries counter say; counted by that code, such a call was
-        // in no series at all.
-        const failed = m.errorCode !== undefined && !stoppedByCaller(m)
+        // in no series at all. Not a caller's timeout (`AbortSignal.timeout`,
+        // `TimeoutError`): it gave up waiting for the body, as a
+        // `bodyTimeoutMs` does, and got no answer.
+        const failed =
+          m.errorCode !== undefined && (m.errorCode === 'TimeoutError' || !stoppedByCaller(m))
         if (
           !failed &&
           (m.statusCode === undefined || (m.statusCode < 400 && !isRedirect(m.statusCode)))
@@ -326,19 +329,25 @@ export function metricHandlers(meter: Meter): Handlers {
             [ATTR_DEADLINE_RETRY_WHY]: ENDED_IN_ERROR_WHY,
             [ATTR_DEADLINE_CALL_KIND]: 'llm',
           })
-        } else if (m.decision === 'success' || modelStoppedByCaller(m)) {
+        } else if (
+          m.decision === 'success' ||
+          (modelStoppedByCaller(m) && m.firstTokenMs !== undefined)
+        ) {
           // The attempt on the model that answered: a fallback's first answer is attempt 1.
-          // Also one whose answer came and whose caller then stopped it ("stop
+          // Also one whose output came and whose caller then stopped it ("stop
           // generating", a `break`): llm's decision says `fail`, but nothing
           // failed (its chat span and duration say so), and counted nowhere
-          // else, every such call was missing from the calls that got their answer.
+          // else, every such call was missing from the calls that got their
+          // answer. Not a stop before the first token (a 200 and then
+          // nothing, the caller's own timeout): no answer came, as llm's
+          // `firstTokenTimeoutMs` says of the same stall.
           succeeded.add(1, {
             [ATTR_DEADLINE_ATTEMPT]: m.modelAttempt ?? m.attempt,
             [ATTR_DEADLINE_CALL_KIND]: 'llm',
           })
-        } else if (m.why !== undefined) {
+        } else if (m.why !== undefined && !modelStoppedByCaller(m)) {
           // Failed, and this model was not tried again: as fetch's retry-skipped.
-          // Not an answer its caller stopped (`why: 'aborted'`, counted above): nothing failed.
+          // Not an answer its caller stopped (`why: 'aborted'`): nothing failed.
           retries.add(
             1,
             defined({

@@ -140,14 +140,21 @@ describe("the caller's own cancel of a 2xx body", () => {
 
   // Its span says the call did not fail; counted by the stop's code, it was
   // in no series of the metrics (no success, no skipped retry).
-  it('counts in hourglass.deadline.calls.succeeded, as a call that got its answer; a 5xx so stopped does not', async () => {
+  it('counts in hourglass.deadline.calls.succeeded, as a call that got its answer; a 5xx so stopped does not, nor a body its caller timed out on', async () => {
     const ok = await upstream({ type: 'headers-then-stall' })
     const failed = await upstream({ type: 'headers-then-stall', status: 503 })
     using deadline = Deadline.after(30_000)
     const fetch = client()
     await (await fetch(ok.url, { deadline })).body?.cancel()
     await (await fetch(failed.url, { deadline })).body?.cancel()
-    await otel.spansWhere((s) => s.filter((x) => x.name === 'deadline.egress GET').length === 2)
+    // The caller's own timeout while it read (AbortSignal.timeout's reason):
+    // it gave up on the body, as bodyTimeoutMs does. No answer.
+    const controller = new AbortController()
+    const res = await fetch(ok.url, { deadline, signal: controller.signal })
+    const read = res.text().catch(() => undefined)
+    controller.abort(new DOMException('The operation timed out.', 'TimeoutError'))
+    await read
+    await otel.spansWhere((s) => s.filter((x) => x.name === 'deadline.egress GET').length === 3)
 
     expect(await otel.points('hourglass.deadline.calls.succeeded')).toEqual([
       {

@@ -1,3 +1,4 @@
+import diagnostics from 'node:diagnostics_channel'
 import { ClientClosedError, Deadline, DeadlineExceededError, ManualClock } from '@hourglass/core'
 import { callModel, openAICompatible } from '@hourglass/llm'
 import { instrumentDeadlines, type StopInstrumentation } from '@hourglass/otel'
@@ -119,6 +120,25 @@ describe('the caller stops the stream: the chat span is no error, as its egress 
     // A call that got its answer: counted by llm's `fail`, "stop generating"
     // was in no series at all (no success, no skipped retry).
     expect(await succeededCalls()).toEqual([[{ attempt: 1, kind: 'llm' }, 1]])
+  })
+
+  it('a stop after the 200 and before the first token: no error on the span, and no call that got its answer', async () => {
+    // undici's own channel: the stream's 200 reached the client.
+    const headers = new Promise<void>((resolve) => {
+      const seen = () => {
+        diagnostics.unsubscribe('undici:request:headers', seen)
+        resolve()
+      }
+      diagnostics.subscribe('undici:request:headers', seen)
+    })
+    const setup = await streamOn(reply.text('late', { firstTokenDelayMs: 60_000 }))
+    await headers
+    // The caller's own timeout ends the wait for a token.
+    setup.controller.abort(new DOMException('The operation timed out.', 'TimeoutError'))
+    const { chat } = await setup.ended()
+    expect(chat.attributes['http.response.status_code']).toBe(200)
+    expect(await succeededCalls()).toEqual([])
+    expect(await skippedRetries()).toEqual([])
   })
 
   it.each(['cancel', 'signal'] as const)(
