@@ -12,14 +12,23 @@ import { FormData as UndiciFormData } from 'undici'
  */
 export function adoptFormData<T>(body: T): T | UndiciFormData {
   if (!isForeignFormData(body)) return body
-  const form = new UndiciFormData()
-  for (const [name, value] of body.entries()) {
-    if (typeof value === 'string') form.append(name, value)
+  return copiedForm(body)
+}
+
+/**
+ * A new undici `FormData` with `form`'s entries in order: strings as they
+ * are, files and blobs (the same objects, unread) with their file names.
+ * Also how a call takes undici's own form when it is made (snapshotBody).
+ */
+export function copiedForm(form: globalThis.FormData | UndiciFormData): UndiciFormData {
+  const copy = new UndiciFormData()
+  for (const [name, value] of form.entries()) {
+    if (typeof value === 'string') copy.append(name, value)
     // A Blob from Node's FormData is a File (named "blob" when appended
     // without a name): Node's Blob and File, the classes undici takes too.
-    else form.append(name, value, (value as { name?: unknown }).name as string | undefined)
+    else copy.append(name, value, (value as { name?: unknown }).name as string | undefined)
   }
-  return form
+  return copy
 }
 
 /** What undici's own dispatcher takes for form data (its `isFormDataLike`), when it is not undici's class. */

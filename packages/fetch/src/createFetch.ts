@@ -27,7 +27,7 @@ import { parsedEventUrl } from './channels.js'
 import { type ConnectorOptions, connectorFor } from './createConnector.js'
 import { FETCH_ATTEMPT, type FetchAttempt, interceptorFor } from './deadlineInterceptor.js'
 import { checkDeadline } from './deadlineOption.js'
-import { hasHeader, isRepeatable, takenHeaders } from './dispatchHeaders.js'
+import { hasHeader, isRepeatable, rereadableHeaders } from './dispatchHeaders.js'
 import { BodyNotReadError } from './errors/BodyNotReadError.js'
 import { RedirectWithStreamBodyError } from './errors/RedirectWithStreamBodyError.js'
 import { TooManyRedirectsError } from './errors/TooManyRedirectsError.js'
@@ -40,7 +40,7 @@ import { noBudgetError } from './noBudgetError.js'
 import { OutboundCall, type OutboundCallInit, RetryWaits, type SendResult } from './OutboundCall.js'
 import { FETCH_OPTION_NAMES, mergeRetry, type RetryOptions, resolveOptions } from './options.js'
 import { refuseConnectorOptions } from './refuseConnectorOptions.js'
-import { snapshotBody, snapshotInit } from './snapshotInit.js'
+import { snapshotBody, snapshotHeaders, snapshotInit } from './snapshotInit.js'
 import { type StoppableBody, stoppableBody } from './stoppableBody.js'
 import { waitEndingDispatcher } from './waitEndingDispatcher.js'
 
@@ -189,12 +189,12 @@ export function createFetch(
       initUpload ??
       (request && input !== givenInput && given.body == null ? adoptedUpload(request) : undefined)
     // Read by every attempt and by the retry rules (an Idempotency-Key), so
-    // taken now, as the init's members are (snapshotInit) and as the
-    // interceptor takes a dispatch's: a one-shot iterator of pairs
-    // (`map.entries()`) read by the first attempt left a retry without
-    // them, and a record the caller changed after the call reached its
-    // retries. What undici would refuse is still given to it to refuse.
-    const headers = takenHeaders(given.headers as never) as RequestInit['headers']
+    // taken now, as the init's members are (snapshotInit): a one-shot
+    // iterator of pairs (`map.entries()`) read by the first attempt left a
+    // retry without them, and a record the caller changed after the call
+    // reached its retries.
+    const rereadable = rereadableHeaders(given.headers as never) as RequestInit['headers']
+    const headers = snapshotHeaders(rereadable) as RequestInit['headers']
     const init = snapshotInit(given, sent, headers)
     // The Request's own signal when the init brings none, as fetch() does;
     // `signal: null` in the init is none at all (fetch drops the Request's
@@ -234,7 +234,9 @@ export function createFetch(
         // A dispatcher of the caller's: its close() or destroy() ends a wait to retry too (no RetryWaits hears it).
         theirDispatcher: init.dispatcher ?? options.dispatcher ?? undefined,
         target: request ?? input,
-        headers: headers ?? request?.headers,
+        // As the caller gave them, read now: an `undefined` value in a record
+        // is no Idempotency-Key (hasHeader), where the copy holds "undefined".
+        headers: rereadable ?? request?.headers,
       }),
     )
     // Refused unsent for it (OutboundCall): the caller has already left, so

@@ -1,4 +1,5 @@
-import { type RequestInit, FormData as UndiciFormData } from 'undici'
+import { type RequestInit, FormData as UndiciFormData, Headers as UndiciHeaders } from 'undici'
+import { copiedForm } from './adoptFormData.js'
 
 /**
  * The members undici's fetch reads of a `RequestInit` (its WebIDL
@@ -46,6 +47,25 @@ export function snapshotInit(given: object, body: unknown, headers: unknown): Re
 }
 
 /**
+ * Headers taken when the call is made, as fetch takes them into its
+ * Request's header list: a `Headers` of their own (undici's, read by its
+ * own `HeadersInit` rules — a record's own keys, enumerable or not; an
+ * undici `Headers`' names in the case and order given), which the caller's
+ * record, `Headers` or pairs changed afterwards do not reach. Headers undici
+ * would refuse are returned as given, for its fetch to refuse in its own
+ * words. Not the interceptor's copy (takenHeaders): a dispatch reads a
+ * record by its enumerable keys and keeps no `Headers` casing.
+ */
+export function snapshotHeaders<T>(headers: T): T | UndiciHeaders {
+  if (headers === undefined || headers === null) return headers
+  try {
+    return new UndiciHeaders(headers as ConstructorParameters<typeof UndiciHeaders>[0])
+  } catch {
+    return headers
+  }
+}
+
+/**
  * A form body taken when the call is made, as fetch extracts it then: a
  * `URLSearchParams` or undici's `FormData` copied (its files are the same
  * Blobs, not read), so a retry sends the form the call was made with. Each
@@ -56,10 +76,6 @@ export function snapshotInit(given: object, body: unknown, headers: unknown): Re
  */
 export function snapshotBody<T>(body: T): T | URLSearchParams | UndiciFormData {
   if (body instanceof URLSearchParams) return new URLSearchParams(body)
-  if (body instanceof UndiciFormData) {
-    const form = new UndiciFormData()
-    for (const [name, value] of body) form.append(name, value)
-    return form
-  }
+  if (body instanceof UndiciFormData) return copiedForm(body)
   return body
 }

@@ -1,7 +1,7 @@
 import { once } from 'node:events'
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { Agent, FormData, request } from 'undici'
+import { Agent, FormData, request, Headers as UndiciHeaders } from 'undici'
 import { afterEach, expect, it } from 'vitest'
 import { createFetch, deadlineInterceptor } from '../src/index.js'
 
@@ -193,5 +193,42 @@ it('interceptor: a retry sends the headers its request was dispatched with', asy
     ])
   } finally {
     await agent.close()
+  }
+})
+
+/**
+ * Taken as undici's fetch takes a `HeadersInit` (reviewer rD): a copy by the
+ * dispatcher's rules dropped a record's non-enumerable key (a token kept out
+ * of logs with `Object.defineProperty`: the request went without it) and
+ * sent an undici `Headers`' names lower-cased and sorted.
+ */
+it('headers are taken as fetch takes them: non-enumerable keys sent, an undici Headers in its own case and order', async () => {
+  const raw: string[][] = []
+  server = createServer((req, res) => {
+    raw.push(req.rawHeaders.filter((_, i) => i % 2 === 0 && req.rawHeaders[i]!.startsWith('X-')))
+    res.end()
+  })
+  server.listen(0, '127.0.0.1')
+  await once(server, 'listening')
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`
+  const fetch = createFetch()
+  try {
+    const record: Record<string, string> = { 'X-A': '1' }
+    Object.defineProperty(record, 'X-Token', { value: 'secret', enumerable: false })
+    await (await fetch(url, { headers: record })).arrayBuffer()
+    await (
+      await fetch(url, {
+        headers: new UndiciHeaders([
+          ['X-Zeta', '1'],
+          ['X-Alpha', '2'],
+        ]),
+      })
+    ).arrayBuffer()
+    expect(raw).toEqual([
+      ['X-A', 'X-Token'],
+      ['X-Zeta', 'X-Alpha'],
+    ])
+  } finally {
+    await fetch.close()
   }
 })
