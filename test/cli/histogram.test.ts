@@ -39,7 +39,18 @@ describe('probe histogram', () => {
       const b = histogram([0.3, 0.35, 0.7]).find((x) => x.fromMs <= v && v < x.toMs)
       expect(b?.count, `${v}`).toBeGreaterThan(0)
     }
-    expect(histogram([0.3, 0.35, 0.7]).find((b) => b.fromMs === 0.25)?.count ?? 0).toBe(0)
+    // Nor an empty first row below the fastest sample (0.25–0.30 for 0.3).
+    for (const values of [
+      [0.3, 0.35, 0.7],
+      [1215.6, 1215.9],
+      [551.42, 551.51],
+      [2600.1, 2600.2, 2600.8],
+    ]) {
+      const buckets = histogram(values)
+      expect(buckets[0]?.count, `${values}`).toBeGreaterThan(0)
+      expect(buckets.at(-1)?.count, `${values}`).toBeGreaterThan(0)
+      expect(buckets.reduce((n, b) => n + b.count, 0)).toBe(values.length)
+    }
   })
 
   it('one sample, or all alike, is one bucket', () => {

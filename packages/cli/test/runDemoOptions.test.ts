@@ -26,6 +26,10 @@ it.each<[RunDemoOptions, string]>([
 it.each<[unknown, string]>([
   [5, 'options must be an object (RunDemoOptions), got 5'],
   [{ onProgress: 1 }, 'onProgress must be a function, got 1'],
+  [
+    { budgetsMs: 500 },
+    'budgetsMs must be a non-empty array of whole numbers of ms from 1 to 2147483647, got 500',
+  ],
 ])(
   'runDemo(%j), a value of the wrong kind, is a TypeError as runDemo(null) is, not a RangeError',
   async (options, message) => {

@@ -118,11 +118,11 @@ function checkOptions(options: RunDemoOptions): void {
         (ms) => typeof ms !== 'number' || !Number.isInteger(ms) || ms < 1 || ms > MAX_INT32,
       ))
   ) {
-    throw optionError(
-      'budgetsMs',
-      `a non-empty array of whole numbers of ms from 1 to ${MAX_INT32}`,
-      budgetsMs,
-    )
+    // Out of range when it is an array; of the wrong kind (`budgetsMs: 500`) otherwise.
+    const rule = `a non-empty array of whole numbers of ms from 1 to ${MAX_INT32}`
+    throw Array.isArray(budgetsMs)
+      ? optionError('budgetsMs', rule, budgetsMs)
+      : kindError('budgetsMs', rule, budgetsMs)
   }
   if (onProgress !== undefined && typeof onProgress !== 'function') {
     throw kindError('onProgress', 'a function', onProgress)

@@ -11,22 +11,24 @@ export function histogram(valuesMs: readonly number[], maxBuckets = 8): Bucket[]
   const min = Math.min(...valuesMs)
   const max = Math.max(...valuesMs)
   const width = niceWidth((max - min) / maxBuckets)
-  const start = Math.floor(min / width) * width
   // Edges are rounded to the width's own decimals: 3 × 0.1 is 0.30000000000000004.
-  const edge = (i: number) =>
-    Number(((Math.floor(min / width) + i) * width).toFixed(decimals(width)))
-  let count = Math.max(1, Math.floor((max - start) / width) + 1)
-  // The last bucket ends past the largest sample by its printed edge: the
-  // division said 8.999… for 0.7 in 0.05 ms buckets from 0.25, and 0.7 was
-  // counted in 0.65–0.70. Rounding moves it one bucket at most.
-  if (edge(count) <= max) count++
-  else if (count > 1 && edge(count - 1) > max) count--
+  const edge = (k: number) => Number((k * width).toFixed(decimals(width)))
+  // The float division can say one bucket off at either end: 0.3 / 0.05 is
+  // 5.999…, so 0.3 started a bucket early (an empty 0.25–0.30 first row), and
+  // 0.7 in 0.05 ms buckets from 0.25 was 8.999…, counted in 0.65–0.70. Set
+  // by the printed edges; rounding moves each one bucket at most.
+  let first = Math.floor(min / width)
+  if (edge(first + 1) <= min) first++
+  else if (edge(first) > min) first--
+  let count = Math.max(1, Math.floor((max - first * width) / width) + 1)
+  if (edge(first + count) <= max) count++
+  else if (count > 1 && edge(first + count - 1) > max) count--
   const buckets = Array.from({ length: count }, (_, i) => ({
-    fromMs: edge(i),
-    toMs: edge(i + 1),
+    fromMs: edge(first + i),
+    toMs: edge(first + i + 1),
     count: 0,
   }))
-  for (const v of valuesMs) buckets[bucketOf(buckets, v, Math.floor((v - start) / width))]!.count++
+  for (const v of valuesMs) buckets[bucketOf(buckets, v, Math.floor(v / width) - first)]!.count++
   return buckets
 }
 

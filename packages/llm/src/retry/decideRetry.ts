@@ -305,7 +305,8 @@ export function decideRetry(input: RetryDecisionInput): RetryDecision {
  * `attempt`, `overloads`, latency, delay option or `maxRetryAfterMs`. Infinity keeps its
  * meaning where it has one: `remainingMs` (no deadline), `maxAttempts`
  * (clamped to 10), `max529Retries` (no cap but `maxAttempts`),
- * `minAttemptMs` (no attempt ever fits: fail), `waitMs` (never: given up).
+ * `minAttemptMs` (under a deadline no attempt ever fits: fail; without one
+ * any attempt fits), `waitMs` (never: given up).
  */
 function checkDecisionInput(input: RetryDecisionInput): void {
   const where = 'decideRetry'
