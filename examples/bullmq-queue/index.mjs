@@ -80,9 +80,15 @@ try {
   const worker = new Worker('reports', processor, { connection, autorun: false })
   bullmq.push(queue, events, worker)
 
+  // The figures printed are the values used: change one, the line follows.
+  const expiredBudgetMs = 300
+  const workerAwayMs = 600
+  const runningBudgetMs = 500
+  const upstreamMs = 5000
+
   // An upstream (a model, say) that takes 5 s to answer.
   const upstream = createServer((req, res) => {
-    const timer = setTimeout(() => res.end('{"text":"finally"}'), 5000)
+    const timer = setTimeout(() => res.end('{"text":"finally"}'), upstreamMs)
     req.socket.once('close', () => clearTimeout(timer))
   })
   await new Promise((resolve) => upstream.listen(0, '127.0.0.1', resolve))
@@ -90,9 +96,15 @@ try {
 
   await events.waitUntilReady()
 
-  const failedReason = async (job) => {
-    await job.waitUntilFinished(events).catch(() => {})
-    return (await queue.getJob(job.id)).failedReason
+  // How the job ended: why it failed, or what it returned. A job with time
+  // enough for its call (a budget above the upstream's time) completes: it
+  // has no failedReason, and was printed as "— undefined".
+  const outcome = async (job) => {
+    try {
+      return `completed: ${JSON.stringify(await job.waitUntilFinished(events))}`
+    } catch {
+      return (await queue.getJob(job.id)).failedReason
+    }
   }
 
   // 1. A job whose deadline passes while it waits in the queue.
@@ -100,18 +112,18 @@ try {
     queue,
     'weekly-report',
     { user: 1 },
-    { deadline: Deadline.after(300), attempts: 3 },
+    { deadline: Deadline.after(expiredBudgetMs), attempts: 3 },
   )
-  await wait(600)
+  await wait(workerAwayMs)
   worker.run()
   console.log(
-    `expired job ${expired.id} (300 ms budget, worker away 600 ms): ran ${runs} time(s) — ${await failedReason(expired)}`,
+    `expired job ${expired.id} (${expiredBudgetMs} ms budget, worker away ${workerAwayMs} ms): ran ${runs} time(s) — ${await outcome(expired)}`,
   )
 
   // 2. A job that is running when its deadline comes.
-  const deadline = Deadline.after(500)
+  const deadline = Deadline.after(runningBudgetMs)
   const running = await addWithDeadline(queue, 'weekly-report', { user: 2 }, { deadline })
-  const reason = await failedReason(running)
+  const reason = await outcome(running)
   const lateMs = callEnded.get(running.id) - deadline.expiresAt
   // Stopped by its deadline, the call ends at it or just after. One that
   // failed on its own (an error answer, a reset) ended before it: said so,
@@ -121,7 +133,7 @@ try {
       ? `call aborted ${Math.max(0, lateMs).toFixed(0)} ms after the deadline`
       : `call ended ${Math.max(0, -lateMs).toFixed(0)} ms before the deadline`
   console.log(
-    `running job ${running.id} (500 ms budget, upstream takes 5000 ms): ${call} — ${reason}`,
+    `running job ${running.id} (${runningBudgetMs} ms budget, upstream takes ${upstreamMs} ms): ${call} — ${reason}`,
   )
 
   const { expired: e, stopped, retriesDropped } = processor.counts

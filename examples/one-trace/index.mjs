@@ -38,7 +38,7 @@ const stop = instrumentDeadlines() // HTTP, gRPC and job spans with their budget
 const grpc = await import('@grpc/grpc-js')
 const { default: express } = await import('express')
 const { Queue, QueueEvents, Worker } = await import('bullmq')
-const { DEADLINE_HEADER } = await import('@hourglass/core')
+const { DEADLINE_HEADER, currentDeadline, untilEnded } = await import('@hourglass/core')
 const { deadline, deadlineErrors } = await import('@hourglass/express')
 const { createFetch } = await import('@hourglass/fetch')
 const {
@@ -47,7 +47,7 @@ const {
   fromGrpcError,
   deadlineErrors: grpcDeadlineErrors,
 } = await import('@hourglass/grpc')
-const { addWithDeadline, withDeadline } = await import('@hourglass/bullmq')
+const { addWithDeadline, fromJobError, withDeadline } = await import('@hourglass/bullmq')
 const { startRedis } = await import('@hourglass/testkit')
 
 const servers = []
@@ -144,7 +144,23 @@ try {
     grpcDeadlineErrors({
       async quote(call, callback) {
         const job = await addWithDeadline(queue, 'price', { item: call.request.item }) // under the call's deadline
-        callback(null, await job.waitUntilFinished(queueEvents))
+        // BullMQ's wait knows no deadline: with no worker taking the job (its
+        // host down, a backlog), it waited on past the call's end, its two
+        // listeners left on queueEvents, a pair per such call for the life of
+        // the service. untilEnded ends this wait with the call; BullMQ's ttl,
+        // a second later, removes its listeners (a later ttl, so the deadline's
+        // error is the one seen). fromJobError: the job's deadline failure
+        // arrives as a plain Error of its reason, which passed on would be
+        // UNKNOWN here and a 500 at the edge, not the caller's 504.
+        const deadline = currentDeadline()
+        const ttlMs = deadline
+          ? Math.min(2 ** 31 - 1, Math.ceil(deadline.remaining()) + 1000)
+          : undefined
+        try {
+          callback(null, await untilEnded(job.waitUntilFinished(queueEvents, ttlMs), { deadline }))
+        } catch (error) {
+          callback(fromJobError(error))
+        }
       },
     }),
   )

@@ -77,7 +77,16 @@ quotes.get(
       }
       return r
     })
-    res.status(r.status).json(await r.json())
+    if (!r.ok) {
+      // Prices failed on its own (a bug, its database down): Express's page
+      // for it is HTML, which read as JSON here was a 500 about a SyntaxError,
+      // the cause lost. Said in JSON instead, naming whose failure it was.
+      await r.body?.cancel()
+      return res
+        .status(502)
+        .json({ error: 'upstream_failed', reason: `prices answered ${r.status}` })
+    }
+    res.json(await r.json())
   }),
 )
 quotes.use(deadlineErrors())
