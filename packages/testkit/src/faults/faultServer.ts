@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import type { AddressInfo, Socket } from 'node:net'
+import { clearTimeout as realClearTimeout, setTimeout as realSetTimeout } from 'node:timers'
 import { messageOf, refuseUnknownOptions } from '@hourglass/core'
 import type { Fault, FaultPlan } from './Fault.js'
 import { faultProblem } from './faultProblem.js'
@@ -237,22 +238,35 @@ interface Marks {
 }
 
 function serve(fault: Fault, res: ServerResponse, marks: Marks): void {
-  const timers = new Set<NodeJS.Timeout>()
+  const pending = new Set<() => void>()
   const later = (ms: number, fn: () => void) => {
-    const timer = setTimeout(() => {
-      timers.delete(timer)
+    const run = () => {
+      pending.delete(cancel)
       try {
         fn()
       } catch (error) {
         marks.fail(error)
       }
-    }, ms)
-    timers.add(timer)
+    }
+    // `0` is "at once": `node:timers`' own setTimeout, which fake timers
+    // (`vi.useFakeTimers()`, Jest's) do not replace as they do the global.
+    // A `{ type: 'respond' }` waited on a faked timer, and a test that faked
+    // time (to skip its client's back-off) hung on it. A delay is time, and
+    // moves with them.
+    let cancel: () => void
+    if (ms > 0) {
+      const timer = setTimeout(run, ms)
+      cancel = () => clearTimeout(timer)
+    } else {
+      const timer = realSetTimeout(run, 0)
+      cancel = () => realClearTimeout(timer)
+    }
+    pending.add(cancel)
   }
   // The client left: stop every pending step (no zombie work in the fault server itself).
   res.once('close', () => {
-    for (const timer of timers) clearTimeout(timer)
-    timers.clear()
+    for (const cancel of pending) cancel()
+    pending.clear()
     marks.stop()
   })
 

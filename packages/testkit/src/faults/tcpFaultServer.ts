@@ -1,5 +1,6 @@
 import type { AddressInfo } from 'node:net'
 import { createServer, type Server, type Socket } from 'node:net'
+import { clearTimeout as realClearTimeout, setTimeout as realSetTimeout } from 'node:timers'
 import { refuseUnknownOptions } from '@hourglass/core'
 
 export interface TcpFaultServerOptions {
@@ -57,8 +58,14 @@ export async function tcpFaultServer(options: TcpFaultServerOptions): Promise<Tc
       for (const resolve of waiters) resolve()
     })
     if (mode === 'reset') {
-      const timer = setTimeout(() => socket.resetAndDestroy(), afterMs ?? 0)
-      socket.once('close', () => clearTimeout(timer))
+      // No `afterMs` is at once: `node:timers`' own setTimeout, not the
+      // global one fake timers replace (and hold back until time moves).
+      const at = afterMs ?? 0
+      const timer =
+        at > 0
+          ? setTimeout(() => socket.resetAndDestroy(), at)
+          : realSetTimeout(() => socket.resetAndDestroy(), 0)
+      socket.once('close', () => (at > 0 ? clearTimeout(timer) : realClearTimeout(timer)))
     }
   })
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))

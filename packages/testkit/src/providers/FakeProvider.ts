@@ -1,6 +1,13 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { type Clock, isClock, messageOf, refuseUnknownOptions, systemClock } from '@hourglass/core'
+import {
+  type Clock,
+  isClock,
+  messageOf,
+  refuseUnknownOptions,
+  systemClock,
+  untilEnded,
+} from '@hourglass/core'
 import { checkReplyFields } from './checkReplyFields.js'
 import { checkUsage } from './checkUsage.js'
 import { defaultRateLimitReply } from './defaultRateLimitReply.js'
@@ -72,6 +79,8 @@ export class FakeProvider {
   readonly #records: RecordedRequest[] = []
   readonly #inFlight = new Set<AbortController>()
   readonly #waiters: { count: number; resolve: () => void }[] = []
+  /** The reply the fake started with (its `reply` option, else the built-in text): what `reset()` goes back to. */
+  readonly #startReply: ReplyScript
   #default: ReplyScript
 
   private constructor(server: Server, options: FakeProviderOptions) {
@@ -81,7 +90,8 @@ export class FakeProvider {
     this.#wallAnchorMs = Date.now() - this.#clock.now()
     this.#models = options.models ?? ['fake-model']
     this.#honourOutputLimits = options.honourOutputLimits ?? false
-    this.#default = options.reply ?? { kind: 'text', text: 'Hello from the fake provider.' }
+    this.#startReply = options.reply ?? { kind: 'text', text: 'Hello from the fake provider.' }
+    this.#default = this.#startReply
     const { port } = server.address() as AddressInfo
     this.url = `http://127.0.0.1:${port}`
     this.baseURL = this.url + BASE_PATHS[this.dialect]
@@ -116,7 +126,7 @@ export class FakeProvider {
     return this
   }
 
-  /** The reply (or function choosing one) when the queue is empty. */
+  /** The reply (or function choosing one) when the queue is empty, until `reset()`. */
   setReply(script: ReplyScript): this {
     checkScript('setReply', script)
     this.#default = script
@@ -185,8 +195,15 @@ export class FakeProvider {
     return new Promise((resolve) => this.#waiters.push({ count, resolve }))
   }
 
-  /** Forget records, queue and rate-limit windows (the default reply stays). */
+  /**
+   * Forget records, queue, rate-limit windows and a `setReply` reply: the
+   * fake answers as it did when it started (its `reply` option, else the
+   * built-in text). A test's `setReply(openAIErrors.serverError())` kept
+   * answering every later test of the file with 500s after
+   * `afterEach(() => fake.reset())`, though its queue was forgotten.
+   */
   reset(): void {
+    this.#default = this.#startReply
     this.#queue.length = 0
     this.#windows.length = 0
     this.#records.length = 0
@@ -253,7 +270,23 @@ export class FakeProvider {
         reply = window.reply
       } else {
         const script = this.#queue.shift() ?? this.#default
-        reply = typeof script === 'function' ? await script(record) : script
+        if (typeof script === 'function') {
+          // The client left (or the fake closed) while the script was
+          // choosing: nobody is there to answer. A script held on a promise
+          // the test settles later (a gate) kept its request in `inFlight`
+          // after its client had let go, and after `close()`: a leak check
+          // failed. Its later reply (or rejection) is dropped.
+          const chosen = await untilEnded(Promise.resolve(script(record)), {
+            signal: controller.signal,
+          }).catch((error: unknown): typeof GONE => {
+            if (controller.signal.aborted) return GONE
+            throw error
+          })
+          if (chosen === GONE) return
+          reply = chosen
+        } else {
+          reply = script
+        }
         // `?.`: a script function may return nothing; writeReply answers that with a 500.
         record.reply = (reply as ProviderReply | undefined)?.kind
       }
@@ -316,7 +349,11 @@ export class FakeProvider {
   }
 
   #recordStart(req: IncomingMessage): RecordedRequest {
-    const url = new URL(req.url ?? '/', 'http://fake')
+    // The request target read as a path, as the client sent it: resolved as
+    // a relative URL, `//v1/messages` (a base URL's trailing slash joined to
+    // `/v1/messages`) named the host `v1`, and the record said `/messages`.
+    const target = req.url ?? '/'
+    const url = new URL(target.startsWith('/') ? `http://fake${target}` : target, 'http://fake')
     const query = Object.fromEntries(url.searchParams)
     const headers: Record<string, string> = {}
     for (const [name, value] of Object.entries(req.headers)) {
@@ -406,6 +443,8 @@ function checkOptions(options: FakeProviderOptions): void {
 export function startFakeProvider(options: FakeProviderOptions = {}): Promise<FakeProvider> {
   return FakeProvider.start(options)
 }
+
+const GONE = Symbol('gone')
 
 async function readBody(req: IncomingMessage): Promise<string> {
   const chunks: Buffer[] = []

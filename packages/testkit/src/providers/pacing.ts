@@ -1,4 +1,5 @@
 import type { ServerResponse } from 'node:http'
+import { setImmediate } from 'node:timers'
 import { type Clock, wait } from '@hourglass/core'
 
 /**
@@ -40,6 +41,10 @@ export async function writePaced(
       if (gap > 0) {
         if (!(await pause(clock, gap, signal))) return false
       } else {
+        // A turn of the real loop, not a delay: `node:timers`' own
+        // setImmediate, which fake timers (`vi.useFakeTimers()`, Jest's) do
+        // not replace as they do the global. With the global, a reply cut
+        // by `splitBytes` never finished in a test that faked time.
         await new Promise((resolve) => setImmediate(resolve))
       }
     }

@@ -1,6 +1,6 @@
 import { request as httpRequest } from 'node:http'
 import { connect } from 'node:net'
-import { afterEach, describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it, vi } from 'vitest'
 import { closedPort, type FaultServer, faultServer, tcpFaultServer } from '../../src/index.js'
 
 let closers: { close(): Promise<void> }[] = []
@@ -118,6 +118,19 @@ describe('faultServer', () => {
     const server = await serve({ type: 'reset', delayMs: 20 })
     await expect(get(server.url)).rejects.toMatchObject({ code: 'ECONNRESET' })
     expect(server.records[0]?.serverAborted).toBe(true)
+  })
+
+  // A test that fakes time (to skip its client's back-off) still gets the
+  // faults it asked at once: they waited on a faked setTimeout(0) and hung.
+  it('a fault without delayMs comes at once under vi.useFakeTimers()', async () => {
+    const server = await serve((_r, i) => (i === 0 ? { type: 'reset' } : { type: 'respond' }))
+    vi.useFakeTimers()
+    try {
+      await expect(get(server.url)).rejects.toMatchObject({ code: 'ECONNRESET' })
+      expect((await get(server.url)).body).toBe('ok')
+    } finally {
+      vi.useRealTimers()
+    }
   })
 
   it('retry-after: 429/503/529 with Retry-After in seconds or as an HTTP-date', async () => {
@@ -261,5 +274,20 @@ describe('closedPort and tcpFaultServer', () => {
     const socket = connect(server.port, '127.0.0.1')
     const error = await new Promise<NodeJS.ErrnoException>((resolve) => socket.on('error', resolve))
     expect(error.code).toBe('ECONNRESET')
+  })
+
+  it('tcpFaultServer reset without afterMs resets at once under vi.useFakeTimers()', async () => {
+    const server = await tcpFaultServer({ mode: 'reset' })
+    closers.push(server)
+    vi.useFakeTimers()
+    try {
+      const socket = connect(server.port, '127.0.0.1')
+      const error = await new Promise<NodeJS.ErrnoException>((resolve) =>
+        socket.on('error', resolve),
+      )
+      expect(error.code).toBe('ECONNRESET')
+    } finally {
+      vi.useRealTimers()
+    }
   })
 })

@@ -340,6 +340,43 @@ describe('fake OpenAI chat completions', () => {
     expect((await chat(fake.baseURL, {})).status).toBe(200)
   })
 
+  // A script held on a gate the test opens later: the request stayed in
+  // flight after its client had left, and a leak check failed on a client
+  // that had let go.
+  it('a script still choosing when its client leaves is no longer in flight', async () => {
+    let open: () => void = () => {}
+    const gate = new Promise<void>((resolve) => {
+      open = resolve
+    })
+    fake = await startFakeProvider({ reply: () => gate.then(() => reply.text('late')) })
+    const left = new AbortController()
+    const call = fetch(`${fake.baseURL}/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'hi' }] }),
+      signal: left.signal,
+    })
+    await fake.waitForRequests(1)
+    left.abort()
+    await expect(call).rejects.toThrow()
+    await expect.poll(() => fake?.inFlight).toBe(0)
+    expect(fake.requests[0]?.outcome).toBe('client-closed')
+    open()
+  })
+
+  // afterEach(() => fake.reset()) with one fake for the file: a test that
+  // scripted an outage with setReply left every later test answered 500.
+  it('reset() forgets a setReply reply: the fake answers as it started', async () => {
+    fake = await startFakeProvider({ reply: reply.text('Started with this.') })
+    fake.setReply(openAIErrors.serverError())
+    expect((await chat(fake.baseURL, {})).status).toBe(500)
+    fake.reset()
+    const res = await chat(fake.baseURL, {})
+    expect(res.status).toBe(200)
+    const body = (await res.json()) as { choices: { message: { content: string } }[] }
+    expect(body.choices[0]?.message.content).toBe('Started with this.')
+  })
+
   // The API reference's chat completion object: both detail objects, zeros
   // included, whether or not anything was cached or reasoned; the usage chunk
   // of a stream carries the same `CompletionUsage`. A client that read

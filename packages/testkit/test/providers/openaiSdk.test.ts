@@ -1,5 +1,5 @@
 import OpenAI from 'openai'
-import { afterEach, describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it, vi } from 'vitest'
 import {
   type FakeProvider,
   openAIErrors,
@@ -98,5 +98,23 @@ describe('the official openai client against the fake', () => {
       messages: [{ role: 'user', content: 'hi' }],
     })
     expect(completion.choices[0]!.message.content).toBe('答案')
+  })
+
+  // A test that fakes time (to skip the client's retry back-off) and reads
+  // an answer cut mid-character: the pieces waited on a faked setImmediate,
+  // and the call hung until the test timed out.
+  it('reads an answer cut by splitBytes under vi.useFakeTimers()', async () => {
+    fake = await startFakeProvider({ reply: reply.text('Bonjour 👋 世界', { splitBytes: 3 }) })
+    const client = new OpenAI({ baseURL: fake.baseURL, apiKey: 'sk-sdk', maxRetries: 0 })
+    vi.useFakeTimers()
+    try {
+      const completion = await client.chat.completions.create({
+        model: 'gpt-4o-mini',
+        messages: [{ role: 'user', content: 'hi' }],
+      })
+      expect(completion.choices[0]!.message.content).toBe('Bonjour 👋 世界')
+    } finally {
+      vi.useRealTimers()
+    }
   })
 })

@@ -87,3 +87,17 @@ it.each([
   expect(await res.json()).toEqual(body)
   expect(fake.queuedReplies).toBe(1)
 })
+
+// A base URL with a trailing slash joined to `/v1/…`: the path was read as a
+// relative URL, `//v1/…` naming the host `v1`, and recorded (and named in
+// the 404) without its first segment — the test blamed a client that had
+// dropped `/v1`.
+it('records a path that starts with // as the client sent it, and names it so in the 404', async () => {
+  fake = await startFakeProvider()
+  const res = await post(`${fake.url}//v1/chat/completion?x=1`)
+  expect(res.status).toBe(404)
+  expect(await res.json()).toMatchObject({
+    error: { message: 'Invalid URL (POST //v1/chat/completion)' },
+  })
+  expect(fake.requests[0]).toMatchObject({ path: '//v1/chat/completion', query: { x: '1' } })
+})
