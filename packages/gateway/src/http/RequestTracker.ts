@@ -16,6 +16,7 @@ import type { GatewayMetrics } from '../metrics/GatewayMetrics.js'
 import { clientRetryCount, clientTimeouts } from './clientHeaders.js'
 import { closeAfterAnswer } from './closeAfterAnswer.js'
 import { GatewayShutdownError } from './GatewayShutdownError.js'
+import { lostInTransit } from './lostInTransit.js'
 import { loggedPathOf, pathOf } from './pathOf.js'
 import { hasBody } from './readBody.js'
 import {
@@ -337,9 +338,12 @@ function countRequest(metrics: GatewayMetrics, clock: Clock, res: Response, scop
   // that leaves ends the deadline with `ClientClosedError` instead.
   // A whole answer that reached the client is none (it waited its turn
   // behind another on a pipelined connection past its deadline).
+  // Ended whole, but its client reset the connection before taking it all:
+  // Node said 'finish' anyway.
+  const delivered = res.writableFinished && !lostInTransit(res)
   const expired =
-    isDeadlineExceeded(scope.deadline?.reason) && !(scope.answered === true && res.writableFinished)
-  const status = res.writableFinished || scope.cut === true || expired ? res.statusCode : 499
+    isDeadlineExceeded(scope.deadline?.reason) && !(scope.answered === true && delivered)
+  const status = delivered || scope.cut === true || expired ? res.statusCode : 499
   if (expired) scope.errorCode ??= 'deadline_exceeded'
   metrics.request(status, errorCodeOf(res, status, scope), clock.now() - scope.startedAt)
 }

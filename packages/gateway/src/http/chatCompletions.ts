@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto'
-import { currentDeadline, Deadline } from '@hourglass/core'
+import { currentDeadline, Deadline, isDeadlineExceeded } from '@hourglass/core'
 import type { Request, Response } from 'express'
 import { targetKey } from '../call/createAdapters.js'
 import { gateClientRetry, noteSent, refundClientRetry } from '../call/gateClientRetry.js'
@@ -22,6 +22,7 @@ import { resolveModel } from '../routing/resolveModel.js'
 import { endedInError } from './endedInError.js'
 import { errorReply, reportDeadlineReply } from './errorReply.js'
 import { flushedOrCut } from './flushedOrCut.js'
+import { lostInTransit, watchTransit } from './lostInTransit.js'
 import { modelNotFound } from './modelNotFound.js'
 import { parseChatRequest } from './parseChatRequest.js'
 import { loggedPathOf } from './pathOf.js'
@@ -140,7 +141,23 @@ export function chatCompletions(ctx: GatewayContext) {
         // never reads would otherwise hold its socket, and the answer
         // buffered in it, for as long as it stays connected.
         if (!res.writableFinished) {
-          await flushedOrCut(res, 'finish', deadline, () => cutAtDeadline(res, deadline))
+          const release = watchTransit(res)
+          try {
+            await flushedOrCut(res, 'finish', deadline, () => cutAtDeadline(res, deadline))
+          } finally {
+            release()
+          }
+          // The client left before taking it all (a reset with part of it
+          // still queued: Node says 'finish' all the same): a 499, as the
+          // same departure from a stream is, not an answer delivered.
+          if (scope?.cut !== true && (!res.writableFinished || lostInTransit(res))) {
+            // Closed by the ingress backstop at the deadline, not by the client.
+            if (isDeadlineExceeded(deadline.reason)) cutAtDeadline(res, deadline)
+            else {
+              status = 499
+              if (scope !== undefined) scope.errorCode ??= 'client_closed'
+            }
+          }
         }
       }
     } catch (error) {

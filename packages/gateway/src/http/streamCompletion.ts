@@ -10,6 +10,7 @@ import { endedInError } from './endedInError.js'
 import { type ErrorReply, errorReply, reportDeadlineReply } from './errorReply.js'
 import { flushedOrCut } from './flushedOrCut.js'
 import { logIfBug } from './logIfBug.js'
+import { lostInTransit, watchTransit } from './lostInTransit.js'
 import { type RequestScope, scopeOf } from './requestScope.js'
 import { sendError } from './sendError.js'
 import type { CapField } from './untranslatableRefusal.js'
@@ -316,7 +317,21 @@ export async function streamCompletion(
         // or its client, not the answer — a stream pipelined behind
         // another, delivered once its turn came, is no expiry.
         if (whole && !interrupted && !cut && scope !== undefined) scope.answered = true
-        await flushedOrCut(res, 'finish', options.deadline, onCut)
+        // An end that carries the stream's error event is that error's,
+        // whether its client takes it or not: only a clean end is watched.
+        const release = interrupted || cut ? undefined : watchTransit(res)
+        try {
+          await flushedOrCut(res, 'finish', options.deadline, onCut)
+        } finally {
+          release?.()
+        }
+        // Its client reset the connection with the end still queued: Node
+        // says 'finish' (so 'close' finds it finished), but it never went —
+        // read as `onClose` reads an unfinished close.
+        if (!cut && lostInTransit(res)) {
+          if (isDeadlineExceeded(options.deadline.reason)) onCut()
+          else clientLeft = true
+        }
       }
     }
     res.off('close', onClose)

@@ -56,6 +56,8 @@ describe('a client that does not read its answer', () => {
   async function unreadRequest(
     body: Record<string, unknown>,
     retry?: { count: number; budgets: RetryBudgetRegistry },
+    /** How many requests the client sends at once on its connection (pipelined). */
+    requests = 1,
   ) {
     const provider = await fakeProvider('openai', ['k'])
     fake = provider.fake
@@ -114,11 +116,14 @@ describe('a client that does not read its answer', () => {
       messages: [{ role: 'user', content: 'all' }],
       ...body,
     })
-    client.write(
-      'POST /v1/chat/completions HTTP/1.1\r\nHost: gateway\r\ncontent-type: application/json\r\n' +
+    let sent = ''
+    for (let n = 1; n <= requests; n++) {
+      sent +=
+        'POST /v1/chat/completions HTTP/1.1\r\nHost: gateway\r\ncontent-type: application/json\r\n' +
         (retry ? `x-stainless-retry-count: ${retry.count}\r\n` : '') +
-        `x-request-id: unread-1\r\ncontent-length: ${Buffer.byteLength(text)}\r\n\r\n${text}`,
-    )
+        `x-request-id: unread-${n}\r\ncontent-length: ${Buffer.byteLength(text)}\r\n\r\n${text}`
+    }
+    client.write(sent)
     const [head] = (await once(client, 'data')) as [Buffer]
     client.pause()
     const metrics = () =>
@@ -184,6 +189,89 @@ describe('a client that does not read its answer', () => {
     run.client.resume()
     await closed
     expect(bodyBytes).toBeLessThan(length)
+  })
+
+  it('non-streamed, and the client leaves while the gateway waits on its full socket: 499 client_closed, logged as counted', async () => {
+    const run = await unreadRequest({})
+    // The answer was written whole (res.end) in the turn that then waits on it.
+    expect(run.head.toString('latin1')).toMatch(/^HTTP\/1\.1 200 OK\r\n/)
+    run.client.destroy()
+    await run.requestLogged
+    expect(run.lines).toHaveLength(1)
+    expect(run.lines[0]).toMatchObject({
+      requestId: 'unread-1',
+      stream: false,
+      status: 499,
+      error: 'client_closed',
+    })
+    const page = await run.metrics()
+    expect(page).toMatch(/hourglass_gateway_errors_total\{kind="client_closed"\} 1/)
+    expect(page).toMatch(/hourglass_gateway_requests_total\{status_class="4xx"\} 1/)
+  })
+
+  /**
+   * Reads the first answer on `client` (its first bytes in `head`) to its
+   * last byte and closes the connection in the same turn, the moment it has
+   * it all: Node may still be writing the empty chunk that ends the
+   * response, and the close can fail that write though every byte went.
+   * Resolves with that answer's body.
+   */
+  function takeFirstAnswerThenLeave(client: Socket, head: Buffer): Promise<Buffer> {
+    const length = Number(/content-length: (\d+)/i.exec(head.toString('latin1'))?.[1])
+    const total = head.indexOf('\r\n\r\n') + 4 + length
+    const chunks = [head]
+    let received = head.length
+    return new Promise((resolve) => {
+      const onData = (chunk: Buffer) => {
+        chunks.push(chunk)
+        received += chunk.length
+        if (received < total) return
+        client.off('data', onData)
+        client.destroy()
+        resolve(Buffer.concat(chunks).subarray(total - length, total))
+      }
+      client.on('data', onData)
+      client.resume()
+    })
+  }
+
+  // Node can fail the empty write that carries its 'finish' when the client
+  // closes right after the last byte: the socket has an error then, though
+  // the answer was delivered. Read as lost, it was logged 499 and counted 4xx.
+  it('non-streamed, read whole and then the connection closed: logged and counted answered', async () => {
+    const run = await unreadRequest({})
+    const body = await takeFirstAnswerThenLeave(run.client, run.head)
+    expect(JSON.parse(body.toString('utf8')).choices[0].message.content).toBe(ANSWER)
+    await run.requestLogged
+    expect(run.lines).toHaveLength(1)
+    expect(run.lines[0]).toMatchObject({ requestId: 'unread-1', stream: false, status: 200 })
+    expect(run.lines[0]?.['error']).toBeUndefined()
+    const page = await run.metrics()
+    expect(page).toMatch(/hourglass_gateway_requests_total\{status_class="2xx"\} 1/)
+    expect(page).toMatch(/hourglass_gateway_requests_total\{status_class="4xx"\} 0/)
+    expect(page).not.toMatch(/kind="client_closed"\} [1-9]/)
+  })
+
+  // The second answer is what the client left before taking: only it is a 499.
+  it('non-streamed, two pipelined, the first read whole and then the connection closed: the first logged and counted answered', async () => {
+    const run = await unreadRequest({}, undefined, 2)
+    const body = await takeFirstAnswerThenLeave(run.client, run.head)
+    expect(JSON.parse(body.toString('utf8')).choices[0].message.content).toBe(ANSWER)
+    for (let turn = 0; turn < 100_000 && run.lines.length < 2; turn++) {
+      await new Promise((resolve) => setImmediate(resolve))
+    }
+    expect(run.lines).toHaveLength(2)
+    const first = run.lines.find((line) => line['requestId'] === 'unread-1')
+    expect(first).toMatchObject({ stream: false, status: 200 })
+    expect(first?.['error']).toBeUndefined()
+    expect(run.lines.find((line) => line['requestId'] === 'unread-2')).toMatchObject({
+      status: 499,
+      error: 'client_closed',
+    })
+    const page = await run.metrics()
+    expect(page).toMatch(/hourglass_gateway_requests_total\{status_class="2xx"\} 1/)
+    expect(page).toMatch(/hourglass_gateway_requests_total\{status_class="4xx"\} 1/)
+    expect(page).toMatch(/hourglass_gateway_errors_total\{kind="client_closed"\} 1/)
   })
 
   it('streamed, and the client leaves while the gateway waits on its full socket: 499 client_closed, not a cut', async () => {
@@ -360,6 +448,48 @@ describe('a client that does not read its answer', () => {
     const closed = once(run.client, 'close')
     run.client.resume()
     await closed
+  })
+
+  // Node says 'finish' for an end its client reset before taking: read as
+  // delivered, it was logged 200 and counted 2xx.
+  it('streamed, its client leaving while the end waits on its full socket: 499 client_closed, logged as counted', async () => {
+    const run = await streamIntoFullSocket()
+    run.finish()
+    await run.until(run.ended)
+    run.client.destroy()
+    await run.requestLogged
+    expect(run.lines).toHaveLength(1)
+    expect(run.lines[0]).toMatchObject({
+      requestId: 'unread-end',
+      stream: true,
+      status: 499,
+      error: 'client_closed',
+    })
+    const page = await run.metrics()
+    expect(page).toMatch(/hourglass_gateway_errors_total\{kind="client_closed"\} 1/)
+    expect(page).toMatch(/hourglass_gateway_requests_total\{status_class="4xx"\} 1/)
+  })
+
+  // The stream failed first: its end carries the deadline's error event,
+  // and the client leaving before taking it changes nothing of that.
+  it('streamed, ended by its own deadline, its client leaving while that end waits: 200 deadline_exceeded at warn, logged as counted', async () => {
+    const run = await streamIntoFullSocket()
+    run.clock.advance(59_980)
+    await run.until(run.ended)
+    run.client.destroy()
+    await run.requestLogged
+    expect(run.lines).toHaveLength(1)
+    expect(run.lines[0]).toMatchObject({
+      requestId: 'unread-end',
+      level: 'warn',
+      stream: true,
+      status: 200,
+      error: 'deadline_exceeded',
+    })
+    const page = await run.metrics()
+    expect(page).toMatch(/hourglass_gateway_requests_total\{status_class="2xx"\} 1/)
+    expect(page).toMatch(/hourglass_gateway_errors_total\{kind="deadline_exceeded"\} 1/)
+    expect(page).not.toMatch(/kind="client_closed"/)
   })
 
   // The order a real clock gives: the gateway's own deadline runs out

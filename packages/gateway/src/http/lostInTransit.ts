@@ -1,0 +1,48 @@
+import type { ServerResponse } from 'node:http'
+import type { Socket } from 'node:net'
+
+/** Responses whose connection failed with part of their answer still waiting to go. */
+const lost = new WeakSet<ServerResponse>()
+
+/**
+ * Watches `res`'s connection while its end waits to be taken; returns the
+ * release. A client that resets the connection with part of the answer
+ * still queued in Node never gets it, yet Node says 'finish' all the same:
+ * the queued writes are cancelled and their callbacks end the response as
+ * if it had been handed to the OS. So the connection's failure is judged
+ * when it happens: only if answer bytes were still waiting to go then was
+ * the answer lost. Whether the socket has an error by 'finish' says nothing:
+ * a client that took the whole answer and then closed can fail the empty
+ * write that carries Node's 'finish' (EPIPE, ECONNRESET) after every byte
+ * went. A failure Node only meets in a write (EPIPE after a clean close
+ * while bytes were queued) is reported after 'finish', its bytes already
+ * dropped from the counts: that answer still reads as delivered.
+ */
+export function watchTransit(res: ServerResponse): () => void {
+  const connection = res.req?.socket as
+    | (Socket & { _handle?: { writeQueueSize?: unknown } | null })
+    | null
+    | undefined
+  if (connection == null || connection.destroyed) return noop
+  // Held now: Node drops it from the socket as it destroys it, before the
+  // error is emitted; libuv empties its queue only later, as it closes it.
+  const handle = connection._handle
+  const onError = () => {
+    // libuv's queue: what the OS has not taken. `writableLength` would
+    // also count the part of a write already taken, until the whole is.
+    const queued =
+      typeof handle?.writeQueueSize === 'number' ? handle.writeQueueSize : connection.writableLength
+    if (queued > 0 && !res.writableFinished) lost.add(res)
+  }
+  connection.on('error', onError)
+  return () => {
+    connection.off('error', onError)
+  }
+}
+
+/** `res`'s connection failed while part of its answer was still queued (see `watchTransit`). */
+export function lostInTransit(res: ServerResponse): boolean {
+  return lost.has(res)
+}
+
+function noop(): void {}
