@@ -19,6 +19,7 @@ import { callDeadline, shadowAmbientIfFalse } from './callDeadline.js'
 import { checkCallOptions, checkMessages } from './checkCallOptions.js'
 import { createModelStream, type ModelStream, type StreamSink } from './ModelStream.js'
 import { outputCapOverLimit } from './outputCapOverLimit.js'
+import { raiseCapBeforeToken } from './raiseCapBeforeToken.js'
 import { type Answered, recoverOutputLimit } from './recoverOutputLimit.js'
 import { runModels } from './runModels.js'
 import { type TooBig, tooBig } from './tooBig.js'
@@ -59,13 +60,16 @@ function start(given: CallModelOptions): Promise<ChatResponse> | ModelStream {
   const options = given.signal === null ? { ...given, signal: undefined } : given
   const key = options.idempotencyKey ?? randomUUID()
   if (options.request.stream === true) {
-    return createModelStream(
-      (sink) =>
-        complete(callState(options, sink.signal), options.request, key, sink).then(
-          (answered) => answered.response,
-        ),
-      options.signal,
-    )
+    return createModelStream((sink) => {
+      const state = callState(options, sink.signal)
+      // An answer cut at the cap before the consumer read a token is asked
+      // again with the cap raised, as a call not streamed is; past a token, never.
+      return raiseCapBeforeToken(sink, options.request, state.recovery, (request, to, step) =>
+        step === undefined
+          ? complete(state, request, key, to)
+          : complete(state, request, deriveKey({ operation: key, step }), to, false),
+      )
+    }, options.signal)
   }
   const state = callState(options, options.signal)
   return (async () => {

@@ -16,7 +16,10 @@ import { withoutCutCall } from './withoutCutCall.js'
  * the context window filled (Anthropic's `model_context_window_exceeded`;
  * on the OpenAI-compatible wire z.ai's of the same name, Mistral's `model_length`).
  */
-const WINDOW_FULL: ReadonlySet<string> = new Set([ANTHROPIC_WINDOW_FULL, ...OPENAI_WINDOW_FULL])
+export const WINDOW_FULL: ReadonlySet<string> = new Set([
+  ANTHROPIC_WINDOW_FULL,
+  ...OPENAI_WINDOW_FULL,
+])
 
 /** The user turn that asks a model cut off by its output cap to go on. */
 export const CONTINUE_PROMPT = '[Output token limit hit, continue]'
@@ -306,7 +309,7 @@ const OPTIONAL_COUNTS = [
  * reported them, and present when any did: dropping them under-reported what
  * the cache saved and what reasoning cost for every recovered answer.
  */
-function sumUsage(usages: readonly Usage[]): Usage {
+export function sumUsage(usages: readonly Usage[]): Usage {
   const sum: Usage = { inputTokens: 0, outputTokens: 0 }
   for (const usage of usages) {
     sum.inputTokens += usage.inputTokens

@@ -12,7 +12,7 @@ import {
   type OutputTruncatedError,
 } from '../../src/errors/OutputTruncatedError.js'
 import { isRequestRejected } from '../../src/errors/RequestRejectedError.js'
-import type { ChatMessage } from '../../src/types.js'
+import type { ChatMessage, StreamEvent } from '../../src/types.js'
 import { useFakes, user } from './support/fakes.js'
 
 const fakes = useFakes()
@@ -475,5 +475,104 @@ describe('a max_tokens recovery step a fallback cannot build', () => {
     expect(isInvalidChatRequest((error as OutputTruncatedError).cause)).toBe(true)
     expect(a.requests).toHaveLength(2)
     expect(b.requests).toHaveLength(0)
+  })
+})
+
+// A reasoning model that spends the whole cap thinking (OpenAI's o-series,
+// Gemini 2.5) streams nothing but a `length` finish: the consumer read no
+// token, so the cap is raised and the model asked again, as for a call not
+// streamed. The consumer got an empty answer where the same call unstreamed
+// answered.
+describe('a streamed answer cut at the cap before its first token', () => {
+  const request = { messages: [user('What is the answer?')], maxTokens: 12, stream: true as const }
+  const readAll = async (stream: AsyncIterable<StreamEvent>) => {
+    const events: StreamEvent[] = []
+    for await (const event of stream) events.push(event)
+    return events
+  }
+  const capsOf = (fake: { requests: ReadonlyArray<{ body: unknown }> }) =>
+    fake.requests.map((r) => {
+      const body = r.body as {
+        max_completion_tokens?: number
+        generationConfig?: { maxOutputTokens?: number }
+      }
+      return body.max_completion_tokens ?? body.generationConfig?.maxOutputTokens
+    })
+
+  it.each(['openai', 'gemini'] as const)(
+    '%s: its thinking spent the cap: asked again with the cap raised, both generations counted',
+    async (dialect) => {
+      const fake = await fakes.start({
+        dialect,
+        honourOutputLimits: true,
+        reply: reply.text('the answer is 42', { thinking: 'a b c d e f g h i j k l m n o p' }),
+      })
+      const stream = callModel({
+        models: [fakes.adapterFor(dialect, fake.baseURL, 'm')],
+        request,
+        limits: { admission: false },
+      })
+      const events = await readAll(stream)
+      const answer = await stream.result
+      expect(answer.text).toBe('the answer is 42')
+      expect(answer.finishReason).toBe('stop')
+      // One answer reached the consumer: no empty `length` finish before it.
+      expect(events.filter((e) => e.type === 'finish')).toHaveLength(1)
+      expect(capsOf(fake)).toEqual([12, 24])
+      // The generation cut at the cap was billed too: counted in the finish and the result.
+      const finish = events.at(-1) as StreamEvent & { type: 'finish' }
+      expect(finish.usage?.outputTokens).toBeGreaterThan(12)
+      expect(answer.usage).toEqual(finish.usage)
+    },
+  )
+
+  it('one cut after a token was read is not asked again (it would restart what was shown)', async () => {
+    const fake = await fakes.start({ dialect: 'openai' })
+    fake.enqueue(reply.text('The first half', { finishReason: 'length' }))
+    const stream = callModel({
+      models: [fakes.adapterFor('openai', fake.baseURL, 'm')],
+      request,
+      limits: { admission: false },
+    })
+    const events = await readAll(stream)
+    expect(events.at(-1)).toMatchObject({ type: 'finish', finishReason: 'length' })
+    expect((await stream.result).text).toBe('The first half')
+    expect(fake.requests).toHaveLength(1)
+  })
+
+  it("with maxRecoveries: 0 (the gateway: the cap is its client's) the answer comes as it came", async () => {
+    const fake = await fakes.start({ dialect: 'openai' })
+    fake.enqueue(reply.text('', { finishReason: 'length' }))
+    const stream = callModel({
+      models: [fakes.adapterFor('openai', fake.baseURL, 'm')],
+      request,
+      limits: { admission: false },
+      recovery: { maxRecoveries: 0 },
+    })
+    expect(await readAll(stream)).toEqual([
+      expect.objectContaining({ type: 'finish', finishReason: 'length' }),
+    ])
+    expect(fake.requests).toHaveLength(1)
+  })
+
+  it('a raised cap the model refuses leaves the answer that came, as it came', async () => {
+    const fake = await fakes.start({ dialect: 'openai' })
+    fake.enqueue(
+      reply.text('', { finishReason: 'length', usage: { inputTokens: 10, outputTokens: 12 } }),
+      openAIErrors.badRequest(
+        'max_tokens is too large: 24. This model supports at most 12 completion tokens.',
+      ),
+    )
+    const stream = callModel({
+      models: [fakes.adapterFor('openai', fake.baseURL, 'm')],
+      request,
+      limits: { admission: false },
+    })
+    const events = await readAll(stream)
+    expect(events).toEqual([expect.objectContaining({ type: 'finish', finishReason: 'length' })])
+    const answer = await stream.result
+    expect(answer).toMatchObject({ text: '', finishReason: 'length' })
+    expect(answer.usage).toMatchObject({ inputTokens: 10, outputTokens: 12 })
+    expect(capsOf(fake)).toEqual([12, 24])
   })
 })
