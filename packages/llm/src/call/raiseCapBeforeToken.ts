@@ -1,10 +1,10 @@
-import { isDeadlineExceeded } from '@hourglass/core'
-import { isStreamInterrupted } from '../errors/StreamInterruptedError.js'
 import type { ChatRequest, ChatResponse, StreamEvent } from '../types.js'
 import type { StreamSink } from './ModelStream.js'
 import {
   type Answered,
+  endsWithWhatWasProduced,
   type OutputLimitOptions,
+  refusesRaisedCap,
   sumUsage,
   WINDOW_FULL,
 } from './recoverOutputLimit.js'
@@ -61,15 +61,20 @@ export async function raiseCapBeforeToken(
     const answer = (await complete(raised, again, '1:raise-cap')).response
     return withUsage(answer, response)
   } catch (error) {
+    // Refused with nothing delivered, as the step of a call not streamed
+    // keeps what it produced (recoverOutputLimit's rules: the raised cap
+    // refused, the budget, admission, every model failing, a refusal of the
+    // request): the answer that came stands, as it was. Anything else — the
+    // deadline's end or cancel (a client that left), the caller's stop, a
+    // content policy's refusal — ends the call as it is: kept, a cancelled
+    // deadline's call answered its empty cut answer.
     if (
       again.delivered() ||
       sink.signal.aborted ||
-      isDeadlineExceeded(error) ||
-      isStreamInterrupted(error)
+      !(refusesRaisedCap(error) || endsWithWhatWasProduced(error))
     ) {
       throw error
     }
-    // Refused with nothing delivered: the answer that came stands, as it was.
     first.release()
     return response
   }
@@ -114,12 +119,12 @@ function withUsageOf(
     delivered: () => delivered,
     push(event) {
       delivered = true
-      if (
-        event.type === 'finish' &&
-        event.usage !== undefined &&
-        replaced.usageReported !== false
-      ) {
-        sink.push({ ...event, usage: sumUsage([replaced.usage, event.usage]) })
+      // As `withUsage` adds it to the result: with the raised answer's own
+      // when it reported one, alone (a lower bound) when it did not.
+      if (event.type === 'finish' && replaced.usageReported !== false) {
+        const usage =
+          event.usage === undefined ? replaced.usage : sumUsage([replaced.usage, event.usage])
+        sink.push({ ...event, usage })
       } else sink.push(event)
     },
     behind: () => sink.behind(),

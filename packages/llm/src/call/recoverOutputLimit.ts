@@ -177,7 +177,7 @@ export async function recoverOutputLimit(
  * the cost budget's or admission's refusal before sending, a refusal of the
  * request itself, or every model failing the step.
  */
-function endsWithWhatWasProduced(error: unknown): boolean {
+export function endsWithWhatWasProduced(error: unknown): boolean {
   return (
     isBudgetExceeded(error) ||
     isRateLimited(error) ||
@@ -225,7 +225,7 @@ function sizeRefusal(error: unknown): boolean {
  * TGI's "'max_tokens' … maximum context length is", "`inputs` tokens +
  * `max_new_tokens` must be <=" are the window, worded with the cap).
  */
-function refusesRaisedCap(error: unknown): boolean {
+export function refusesRaisedCap(error: unknown): boolean {
   return (
     isRequestRejected(error) &&
     error.kind === 'bad_request' &&

@@ -1,3 +1,4 @@
+import { Deadline } from '@hourglass/core'
 import { anthropicErrors, openAIErrors, reply } from '@hourglass/testkit'
 import { describe, expect, it } from 'vitest'
 import { anthropic } from '../../src/adapters/anthropic.js'
@@ -507,10 +508,12 @@ describe('a streamed answer cut at the cap before its first token', () => {
         honourOutputLimits: true,
         reply: reply.text('the answer is 42', { thinking: 'a b c d e f g h i j k l m n o p' }),
       })
+      const outputs: number[] = []
       const stream = callModel({
         models: [fakes.adapterFor(dialect, fake.baseURL, 'm')],
         request,
         limits: { admission: false },
+        onAttempt: (record) => outputs.push(record.outputTokens ?? Number.NaN),
       })
       const events = await readAll(stream)
       const answer = await stream.result
@@ -521,10 +524,30 @@ describe('a streamed answer cut at the cap before its first token', () => {
       expect(capsOf(fake)).toEqual([12, 24])
       // The generation cut at the cap was billed too: counted in the finish and the result.
       const finish = events.at(-1) as StreamEvent & { type: 'finish' }
-      expect(finish.usage?.outputTokens).toBeGreaterThan(12)
+      expect(outputs).toHaveLength(2)
+      expect(finish.usage?.outputTokens).toBe((outputs[0] as number) + (outputs[1] as number))
       expect(answer.usage).toEqual(finish.usage)
     },
   )
+
+  it('a deadline cancelled during the raised step ends the call with its reason, not the empty answer', async () => {
+    const fake = await fakes.start({ dialect: 'openai', honourOutputLimits: true })
+    fake.enqueue(reply.text('the answer is 42', { thinking: 'a b c d e f g h i j k l m n o p' }))
+    fake.enqueue(reply.hang())
+    const deadline = Deadline.after(60_000)
+    const stream = callModel({
+      models: [fakes.adapterFor('openai', fake.baseURL, 'm')],
+      request,
+      deadline,
+      limits: { admission: false },
+    })
+    const read = readAll(stream).catch((error: unknown) => error)
+    await fake.waitForRequests(2)
+    const left = new Error('client left')
+    deadline.cancel(left)
+    expect(await read).toBe(left)
+    await expect(stream.result).rejects.toBe(left)
+  })
 
   it('one cut after a token was read is not asked again (it would restart what was shown)', async () => {
     const fake = await fakes.start({ dialect: 'openai' })
