@@ -19,26 +19,49 @@ const lost = new WeakSet<ServerResponse>()
  * dropped from the counts: that answer still reads as delivered.
  */
 export function watchTransit(res: ServerResponse): () => void {
-  const connection = res.req?.socket as
-    | (Socket & { _handle?: { writeQueueSize?: unknown } | null })
-    | null
-    | undefined
+  const connection = res.req?.socket as WatchedSocket | null | undefined
   if (connection == null || connection.destroyed) return noop
-  // Held now: Node drops it from the socket as it destroys it, before the
-  // error is emitted; libuv empties its queue only later, as it closes it.
-  const handle = connection._handle
-  const onError = () => {
-    // libuv's queue: what the OS has not taken. `writableLength` would
-    // also count the part of a write already taken, until the whole is.
-    const queued =
-      typeof handle?.writeQueueSize === 'number' ? handle.writeQueueSize : connection.writableLength
-    if (queued > 0 && !res.writableFinished) lost.add(res)
+  // One listener per connection, whatever the number of answers pipelined
+  // on it waiting their turn: one each passed Node's limit of 10 (a client
+  // pipelining a dozen unread requests printed MaxListenersExceededWarning).
+  let watch = watches.get(connection)
+  if (watch === undefined) {
+    // Held now: Node drops it from the socket as it destroys it, before
+    // the error is emitted; libuv empties its queue only later, as it
+    // closes it.
+    const handle = connection._handle
+    const responses = new Set<ServerResponse>()
+    const onError = () => {
+      // libuv's queue: what the OS has not taken. `writableLength` would
+      // also count the part of a write already taken, until the whole is.
+      const queued =
+        typeof handle?.writeQueueSize === 'number'
+          ? handle.writeQueueSize
+          : connection.writableLength
+      if (queued <= 0) return
+      for (const watched of responses) if (!watched.writableFinished) lost.add(watched)
+    }
+    watch = { responses, onError }
+    watches.set(connection, watch)
+    connection.on('error', onError)
   }
-  connection.on('error', onError)
+  const { responses, onError } = watch
+  responses.add(res)
   return () => {
+    responses.delete(res)
+    if (responses.size > 0) return
     connection.off('error', onError)
+    watches.delete(connection)
   }
 }
+
+type WatchedSocket = Socket & { _handle?: { writeQueueSize?: unknown } | null }
+
+/** Each watched connection's one listener and the answers it watches. */
+const watches = new WeakMap<
+  WatchedSocket,
+  { responses: Set<ServerResponse>; onError: () => void }
+>()
 
 /** `res`'s connection failed while part of its answer was still queued (see `watchTransit`). */
 export function lostInTransit(res: ServerResponse): boolean {

@@ -156,7 +156,20 @@ describe('a client that does not read its answer', () => {
       }
       throw new Error('the gateway never parked on the unread stream')
     }
-    return { clock, client, head, lines, requestLogged, waiting, parked, metrics, provider }
+    /** The gateway's side of the connection. */
+    const connection = () => answering?.req.socket
+    return {
+      clock,
+      client,
+      head,
+      lines,
+      requestLogged,
+      waiting,
+      parked,
+      metrics,
+      provider,
+      connection,
+    }
   }
 
   it('non-streamed: cut at its deadline, one request line with deadline_exceeded, counted, socket closed', async () => {
@@ -272,6 +285,20 @@ describe('a client that does not read its answer', () => {
     expect(page).toMatch(/hourglass_gateway_requests_total\{status_class="2xx"\} 1/)
     expect(page).toMatch(/hourglass_gateway_requests_total\{status_class="4xx"\} 1/)
     expect(page).toMatch(/hourglass_gateway_errors_total\{kind="client_closed"\} 1/)
+  })
+
+  // Each answer waiting its turn watched the connection with a listener of
+  // its own: a dozen pipelined, unread, passed Node's limit of 10
+  // (MaxListenersExceededWarning on the gateway's stderr, by any client).
+  it('non-streamed, a dozen pipelined and unread: one listener on the connection, whatever waits on it', async () => {
+    const run = await unreadRequest({}, undefined, 12)
+    for (let turn = 0; turn < 100_000 && run.provider.fake.requests.length < 12; turn++) {
+      await new Promise((resolve) => setImmediate(resolve))
+    }
+    for (let turn = 0; turn < 50; turn++) await new Promise((resolve) => setImmediate(resolve))
+    expect(run.provider.fake.requests).toHaveLength(12)
+    expect(run.connection()?.listenerCount('error')).toBeLessThanOrEqual(2)
+    run.client.destroy()
   })
 
   it('streamed, and the client leaves while the gateway waits on its full socket: 499 client_closed, not a cut', async () => {
