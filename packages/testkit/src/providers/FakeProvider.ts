@@ -282,7 +282,12 @@ export class FakeProvider {
             if (controller.signal.aborted) return GONE
             throw error
           })
-          if (chosen === GONE) return
+          if (chosen === GONE) {
+            // Let go by `close()` before its socket closed (its 'close'
+            // listener is gone by then): as its client leaving says it.
+            if (record.outcome === 'pending') record.outcome = 'client-closed'
+            return
+          }
           reply = chosen
         } else {
           reply = script
