@@ -288,14 +288,14 @@ export function metricHandlers(meter: Meter): Handlers {
         if (MODEL_SENDS.has(m.handle)) return
         // A redirect is not the call's answer: the hop that follows it is
         // (fetch follows 301, 302, 303, 307 and 308; another 3xx is final).
-        // An answer its caller stopped reading (`res.body.cancel()`) got its
-        // answer: the stop's code (`AbortError`) is no failure, as its span
-        // and the retries counter say; counted by that code, such a call was
-        // in no series at all. Not a caller's timeout (`AbortSignal.timeout`,
-        // `TimeoutError`): it gave up waiting for the body, as a
-        // `bodyTimeoutMs` does, and got no answer.
-        const failed =
-          m.errorCode !== undefined && (m.errorCode === 'TimeoutError' || !stoppedByCaller(m))
+        // An answer its caller stopped reading once part of it had come
+        // (`res.body.cancel()` after a chunk, "enough") got its answer: the
+        // stop's code (`AbortError`, a `TimeoutError`) is no failure, as its
+        // span says; counted by that code, such a call was in no series at
+        // all. Not a stop before any of its body came (the status alone, then
+        // nothing): the same rule as a model's stream, whose first token is
+        // its answer's first part.
+        const failed = m.errorCode !== undefined && !(stoppedByCaller(m) && m.bytesReceived > 0)
         if (
           !failed &&
           (m.statusCode === undefined || (m.statusCode < 400 && !isRedirect(m.statusCode)))
@@ -338,9 +338,9 @@ export function metricHandlers(meter: Meter): Handlers {
           // generating", a `break`): llm's decision says `fail`, but nothing
           // failed (its chat span and duration say so), and counted nowhere
           // else, every such call was missing from the calls that got their
-          // answer. Not a stop before the first token (a 200 and then
-          // nothing, the caller's own timeout): no answer came, as llm's
-          // `firstTokenTimeoutMs` says of the same stall.
+          // answer, whatever the stop's reason. Not a stop before the first
+          // token (a 200 and then nothing): no part of the answer came —
+          // the same rule as an HTTP body's first bytes, above.
           succeeded.add(1, {
             [ATTR_DEADLINE_ATTEMPT]: m.modelAttempt ?? m.attempt,
             [ATTR_DEADLINE_CALL_KIND]: 'llm',

@@ -139,23 +139,31 @@ describe("the caller's own cancel of a 2xx body", () => {
   })
 
   // Its span says the call did not fail; counted by the stop's code, it was
-  // in no series of the metrics (no success, no skipped retry).
-  it('counts in hourglass.deadline.calls.succeeded, as a call that got its answer; a 5xx so stopped does not, nor a body its caller timed out on', async () => {
-    const ok = await upstream({ type: 'headers-then-stall' })
+  // in no series of the metrics (no success, no skipped retry). Counted once
+  // part of its body came, whatever the stop's reason; not a stop before any
+  // (the status, then nothing), nor a 5xx.
+  it('counts in hourglass.deadline.calls.succeeded once part of its body came, whatever the stop; not before any, nor a 5xx', async () => {
+    const part = await upstream({ type: 'bytes-then-stall', bytes: 64 })
+    const none = await upstream({ type: 'headers-then-stall' })
     const failed = await upstream({ type: 'headers-then-stall', status: 503 })
     using deadline = Deadline.after(30_000)
     const fetch = client()
-    await (await fetch(ok.url, { deadline })).body?.cancel()
-    await (await fetch(failed.url, { deadline })).body?.cancel()
-    // The caller's own timeout while it read (AbortSignal.timeout's reason):
-    // it gave up on the body, as bodyTimeoutMs does. No answer.
+    // The caller's own timeout after a first chunk (AbortSignal.timeout's reason).
     const controller = new AbortController()
-    const res = await fetch(ok.url, { deadline, signal: controller.signal })
-    const read = res.text().catch(() => undefined)
+    const res = await fetch(part.url, { deadline, signal: controller.signal })
+    const reader = res.body?.getReader()
+    expect((await reader?.read())?.value?.byteLength).toBeGreaterThan(0)
     controller.abort(new DOMException('The operation timed out.', 'TimeoutError'))
-    await read
-    await otel.spansWhere((s) => s.filter((x) => x.name === 'deadline.egress GET').length === 3)
-
+    await reader?.read().catch(() => undefined)
+    const egressSpans = (n: number) =>
+      otel.spansWhere((s) => s.filter((x) => x.name === 'deadline.egress GET').length === n)
+    const succeeded = async () =>
+      (await otel.points('hourglass.deadline.calls.succeeded')).map((p) => p.value)
+    await egressSpans(1)
+    expect(await succeeded()).toEqual([1])
+    await (await fetch(none.url, { deadline })).body?.cancel()
+    await (await fetch(failed.url, { deadline })).body?.cancel()
+    await egressSpans(3)
     expect(await otel.points('hourglass.deadline.calls.succeeded')).toEqual([
       {
         attributes: { 'hourglass.deadline.attempt': 1, 'hourglass.deadline.call.kind': 'http' },
