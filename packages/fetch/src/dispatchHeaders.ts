@@ -319,7 +319,11 @@ export function takenHeaders(headers: Headers): Headers {
     const rereadable = rereadableHeaders(headers)
     // A one-shot iterator: read into pairs of its own already.
     if (rereadable !== headers) return rereadable
-    const pairs = Array.from(headers as Iterable<unknown>, copyValue)
+    // Each pair copied, and its values with it: a value array the caller
+    // changes after dispatch reached the retry (a record's did not).
+    const pairs = Array.from(headers as Iterable<unknown>, (pair) =>
+      Array.isArray(pair) ? pair.map(copyValue) : pair,
+    )
     return { [Symbol.iterator]: () => pairs[Symbol.iterator]() } as Headers
   }
   const record = headers as Record<string, unknown>

@@ -196,6 +196,29 @@ it('interceptor: a retry sends the headers its request was dispatched with', asy
   }
 })
 
+// A Map's value array changed after dispatch reached the retry (W2).
+it('interceptor: a Map of headers is taken with its value arrays', async () => {
+  const { base, seen } = await busyOncePerPath()
+  const agent = new Agent({ headersTimeout: 0, bodyTimeout: 0 })
+  const dispatcher = agent.compose(deadlineInterceptor({ retry: { statuses: [503] } }))
+  try {
+    const values = ['1']
+    const sent = request(`${base}/m`, {
+      method: 'PUT',
+      headers: new Map([['x-item', values]]) as never,
+      body: 'item',
+      dispatcher,
+    })
+    values[0] = 'CHANGED'
+    const { statusCode, body } = await sent
+    await body.text()
+    expect(statusCode).toBe(200)
+    expect(seen).toEqual(['PUT /m x-item=1 item', 'PUT /m x-item=1 item'])
+  } finally {
+    await agent.close()
+  }
+})
+
 /**
  * Taken as undici's fetch takes a `HeadersInit` (reviewer rD): a copy by the
  * dispatcher's rules dropped a record's non-enumerable key (a token kept out
