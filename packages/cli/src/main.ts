@@ -1,9 +1,10 @@
-import { messageOf, optionError } from '@hourglass/core'
+import { messageOf } from '@hourglass/core'
 import { type Command, type Io, processIo } from './Command.js'
 import { cliVersion } from './cliVersion.js'
 import { demoCommand } from './commands/demo.js'
 import { gatewayCommand } from './commands/gateway.js'
 import { probeCommand } from './commands/probe.js'
+import { kindError } from './kindError.js'
 import { printable } from './printable.js'
 import { isUsageError } from './UsageError.js'
 
@@ -131,16 +132,6 @@ function checkIo(io: Io): void {
       io.stderrColumns,
     )
   }
-}
-
-/**
- * A TypeError whatever the value: `optionError` makes a number a RangeError,
- * but `main(5)`, `io: 1` or `stdout: 1` (a file descriptor) is the wrong
- * kind of thing, not a value out of range, and a caller matching on the
- * README's TypeError got a RangeError.
- */
-function kindError(name: string, rule: string, value: unknown): TypeError {
-  return new TypeError(optionError(name, rule, value).message)
 }
 
 /**

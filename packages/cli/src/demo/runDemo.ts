@@ -1,5 +1,6 @@
 import { optionError, refuseUnknownOptions, wait } from '@hourglass/core'
 import { Agent } from 'undici'
+import { kindError } from '../kindError.js'
 import type { Chain } from './Chain.js'
 import type { DemoFigures } from './DemoFigures.js'
 import { startNaiveChain } from './naiveChain.js'
@@ -127,16 +128,6 @@ function checkOptions(options: RunDemoOptions): void {
   if (onProgress !== undefined && typeof onProgress !== 'function') {
     throw kindError('onProgress', 'a function', onProgress)
   }
-}
-
-/**
- * A TypeError whatever the value, as main() throws for its argv and io:
- * `optionError` makes any number a RangeError, and `runDemo(5)` or
- * `onProgress: 1` is the wrong kind of thing, not a value out of range —
- * where `runDemo(null)` and `onProgress: 'x'` were TypeErrors.
- */
-function kindError(name: string, rule: string, value: unknown): TypeError {
-  return new TypeError(optionError(name, rule, value).message)
 }
 
 async function delayUntil(started: number, atMs: number): Promise<void> {
