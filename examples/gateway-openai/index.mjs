@@ -50,33 +50,44 @@ const baseURL = `http://127.0.0.1:${server.address().port}/v1`
 // Only the base URL changes.
 const client = new OpenAI({ baseURL, apiKey: 'not-checked-by-this-gateway', maxRetries: 0 })
 
-const completion = await client.chat.completions.create({
-  model: 'chat',
-  messages: [{ role: 'user', content: 'Say hello.' }],
-})
-console.log(`non-streaming: ${completion.choices[0].message.content} (model ${completion.model})`)
+try {
+  const completion = await client.chat.completions.create({
+    model: 'chat',
+    messages: [{ role: 'user', content: 'Say hello.' }],
+  })
+  console.log(`non-streaming: ${completion.choices[0].message.content} (model ${completion.model})`)
 
-const stream = await client.chat.completions.create({
-  model: 'chat',
-  messages: [{ role: 'user', content: 'Say hello, slowly.' }],
-  stream: true,
-})
-let text = ''
-for await (const chunk of stream) text += chunk.choices[0]?.delta?.content ?? ''
-console.log(`streaming:     ${text}`)
-console.log(
-  `primary: ${primary.requests.length} call(s), outcomes ${primary.requests.map((r) => r.outcome).join(', ')}; backup: ${backup.paidGenerations} answer(s)`,
-)
-
-// Shutdown, in the order a server stopped mid-traffic needs (a SIGTERM
-// handler): stop accepting, let the gateway drain the requests in flight
-// (close() answers them, or cancels them at drainTimeoutMs), and only then
-// drop the connections left. Dropped first, the requests in flight are cut.
-// close() resolves how the drain went: requests cut off make the stop
-// unclean, worth an exit code a supervisor sees (`hourglass gateway` exits 3).
-const closed = new Promise((resolve) => server.close(resolve))
-const { cutOff } = await gateway.close()
-if (cutOff > 0) process.exitCode = 3
-server.closeAllConnections()
-await closed
-await Promise.all([primary.close(), backup.close()])
+  const stream = await client.chat.completions.create({
+    model: 'chat',
+    messages: [{ role: 'user', content: 'Say hello, slowly.' }],
+    stream: true,
+  })
+  let text = ''
+  for await (const chunk of stream) text += chunk.choices[0]?.delta?.content ?? ''
+  console.log(`streaming:     ${text}`)
+  console.log(
+    `primary: ${primary.requests.length} call(s), outcomes ${primary.requests.map((r) => r.outcome).join(', ')}; backup: ${backup.paidGenerations} answer(s)`,
+  )
+} catch (error) {
+  // What the gateway itself answers is an OpenAI-shaped error, which the
+  // client throws as an APIError: a 504 when the request's deadline ran out
+  // (the backup slower than deadline.defaultMs), a 429 or 503 with
+  // Retry-After when every provider refused. Unhandled, it was a stack
+  // trace, exit 1, and the servers below never closed.
+  if (!(error instanceof OpenAI.APIError)) throw error
+  console.log(`the gateway answered ${error.message}`)
+  process.exitCode = 1
+} finally {
+  // Shutdown, in the order a server stopped mid-traffic needs (a SIGTERM
+  // handler): stop accepting, let the gateway drain the requests in flight
+  // (close() answers them, or cancels them at drainTimeoutMs), and only then
+  // drop the connections left. Dropped first, the requests in flight are cut.
+  // close() resolves how the drain went: requests cut off make the stop
+  // unclean, worth an exit code a supervisor sees (`hourglass gateway` exits 3).
+  const closed = new Promise((resolve) => server.close(resolve))
+  const { cutOff } = await gateway.close()
+  if (cutOff > 0) process.exitCode = 3
+  server.closeAllConnections()
+  await closed
+  await Promise.all([primary.close(), backup.close()])
+}
