@@ -282,12 +282,7 @@ export class FakeProvider {
             if (controller.signal.aborted) return GONE
             throw error
           })
-          if (chosen === GONE) {
-            // Let go by `close()` before its socket closed (its 'close'
-            // listener is gone by then): as its client leaving says it.
-            if (record.outcome === 'pending') record.outcome = 'client-closed'
-            return
-          }
+          if (chosen === GONE) return
           reply = chosen
         } else {
           reply = script
@@ -336,6 +331,13 @@ export class FakeProvider {
         }),
       )
     } finally {
+      // Let go by `close()` before its socket closed (a script still
+      // choosing, a reply in its latency): its 'close' listener goes here,
+      // before the socket's close could say so, and the record said
+      // `pending` for good. As a connection `close()` drops says it.
+      if (controller.signal.aborted && record.outcome === 'pending') {
+        record.outcome = 'client-closed'
+      }
       res.off('close', onClose)
       this.#inFlight.delete(controller)
     }

@@ -365,20 +365,25 @@ describe('fake OpenAI chat completions', () => {
   })
 
   // close() lets it go before its socket closes: its record said 'pending' for good.
-  it('a script still choosing when the fake closes is recorded client-closed, not pending', async () => {
-    const gate = new Promise<never>(() => {})
-    fake = await startFakeProvider({ reply: () => gate })
-    const call = fetch(`${fake.baseURL}/chat/completions`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'hi' }] }),
-    }).catch(() => undefined)
-    await fake.waitForRequests(1)
-    await fake.close()
-    await call
-    expect(fake.inFlight).toBe(0)
-    expect(fake.requests[0]?.outcome).toBe('client-closed')
-  })
+  it.each([
+    ['a script still choosing', () => new Promise<never>(() => {})],
+    ['a reply in its latency', () => reply.text('late', { latencyMs: 60_000 })],
+  ] as const)(
+    '%s when the fake closes is recorded client-closed, not pending',
+    async (_what, script) => {
+      fake = await startFakeProvider({ reply: script, clock: new ManualClock() })
+      const call = fetch(`${fake.baseURL}/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'hi' }] }),
+      }).catch(() => undefined)
+      await fake.waitForRequests(1)
+      await fake.close()
+      await call
+      expect(fake.inFlight).toBe(0)
+      expect(fake.requests[0]?.outcome).toBe('client-closed')
+    },
+  )
 
   // afterEach(() => fake.reset()) with one fake for the file: a test that
   // scripted an outage with setReply left every later test answered 500.
