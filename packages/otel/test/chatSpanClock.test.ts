@@ -23,8 +23,16 @@ let stop: StopInstrumentation
 let fake: FakeProvider | undefined
 
 beforeEach(() => {
-  const wallClock = Date.now
-  vi.spyOn(Date, 'now').mockImplementation(() => wallClock() + DRIFT_MS)
+  // The wall clock, 5 s ahead, made of the monotonic one: the SDK anchors
+  // each span to its own `Date.now()` at that span's start, so with the real
+  // wall clock a step of the host's clock (NTP, a VM's sync) between the
+  // egress span's start and the chat span's (the whole call, tens of ms on a
+  // loaded box) would part the two spans by that step, beyond the 2 ms
+  // slack below (CI saw the two clocks part by 11 ms within a test). Whole
+  // ms, as `Date.now()` reads.
+  vi.spyOn(Date, 'now').mockImplementation(
+    () => Math.floor(performance.timeOrigin + performance.now()) + DRIFT_MS,
+  )
   otel = setupOtel()
   stop = instrumentDeadlines({
     tracerProvider: otel.tracerProvider,

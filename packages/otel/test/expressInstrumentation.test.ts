@@ -76,7 +76,11 @@ beforeAll(async () => {
       next()
     }),
   )
-  app.use(deadline({ defaultMs: 2000 }))
+  // A fixed reserve, not the adaptive one (10–100 ms, from this process's
+  // timer lateness, which a loaded box raises): at 100 ms a request sent
+  // 100 ms (below) arrived expired, its 504 sent before any handler ran, and
+  // the stream below was never started (a run saw its span say 504, not 200).
+  app.use(deadline({ defaultMs: 2000, reserveMs: 10 }))
   app.get(['/ok', '/auth/ok'], (_req, res) => {
     res.send('ok')
   })

@@ -203,11 +203,18 @@ describe('instrumentDeadlines: gRPC', () => {
     })
     // The server's budget is what reached it (less than the client gave); the
     // handler gets the adaptive reserve less (10–100 ms; attributes round to 0.1 ms).
+    // The budget counts from the call's arrival, and remaining_ms is read
+    // when its deadline starts, after the metadata has passed the
+    // interceptors (0–6 ms later in runs here, against the 90 ms
+    // between the reserve given, 10, and the bound's 100): a loaded box that
+    // kept this process from running meanwhile took that time off too, past
+    // the bound with a stall of 90 ms. So the bound is lowered by any time
+    // this process was kept from running, and 1 ms.
     const budget = inbound.attributes['hourglass.deadline.budget_ms'] as number
     expect(budget).toBeLessThanOrEqual(given)
     const remaining = inbound.attributes['hourglass.deadline.remaining_ms'] as number
     expect(remaining).toBeLessThanOrEqual(budget - MIN_RESERVE_MS + 0.1)
-    expect(remaining).toBeGreaterThanOrEqual(budget - MAX_RESERVE_MS - 0.1)
+    expect(remaining).toBeGreaterThanOrEqual(budget - MAX_RESERVE_MS - 1 - stalledMs)
   })
 
   it('a call that runs out: the server span fails with a deadline.exceeded event, the client span says expired', async () => {

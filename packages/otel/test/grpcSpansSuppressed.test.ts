@@ -8,7 +8,7 @@ import {
   type ServiceError,
   status,
 } from '@grpc/grpc-js'
-import { Deadline, runWithDeadline } from '@hourglass/core'
+import { Deadline, ManualClock, runWithDeadline } from '@hourglass/core'
 import {
   deadlineInterceptor,
   deadlineServerInterceptor,
@@ -175,12 +175,35 @@ describe('instrumentDeadlines: gRPC under suppressed tracing', () => {
   it('a late write made with tracing suppressed is no event on the span active then; made without, it is', async () => {
     // The handler keeps its answer until the call has run out (the client
     // hears DEADLINE_EXCEEDED), then writes it late in the context given.
+    // The server's 50 ms run on a clock of the test's, moved once the
+    // handler holds the answer. On the real clock they were 50 ms less the
+    // adaptive reserve (10–100 ms, from this process's timer lateness, which
+    // a loaded box raises): at 50 or more the call expired on arrival, and a
+    // stall between its metadata and its message did the same; either way
+    // the client heard DEADLINE_EXCEEDED before the handler had run, with no
+    // answer held to write late (a run in the `otel` project failed so:
+    // "held.shift(...) is not a function"). On a ManualClock the reserve is
+    // its 10 ms floor.
+    const clock = new ManualClock()
     const held: Array<(error: null, value: unknown) => void> = []
-    const client = await start((_call, callback) => held.push(callback), context.active(), {
-      maxMs: 50,
-    })
+    let handled = () => {}
+    const client = await start(
+      (_call, callback) => {
+        held.push(callback)
+        handled()
+      },
+      context.active(),
+      { maxMs: 50, clock },
+    )
     const lateIn = async (ctx: Context) => {
-      expect((await ask(client)).error?.code).toBe(status.DEADLINE_EXCEEDED)
+      const inHandler = new Promise<void>((resolve) => {
+        handled = resolve
+      })
+      const answer = ask(client)
+      await inHandler
+      // Past the server's 50 ms (less its reserve): its deadline answers.
+      clock.advance(50)
+      expect((await answer).error?.code).toBe(status.DEADLINE_EXCEEDED)
       context.with(ctx, () => held.shift()!(null, {}))
     }
     // Where the late answers are written: a span still open, as a `boot`

@@ -101,7 +101,13 @@ beforeAll(async () => {
       else write()
     },
   }
-  const hourglass = deadline({ defaultMs: 2000 })
+  // A fixed reserve, not the adaptive one (10–100 ms, from this process's
+  // timer lateness, which a loaded box raises): at 50 ms or more the late
+  // route's 50 ms request arrived expired, its 504 sent with no handler run
+  // to write late, and the test waited for that write until it timed out (a
+  // run saw it so). With 10 the handler runs, in the tick the request
+  // arrives in, before its 40 ms can end.
+  const hourglass = deadline({ defaultMs: 2000, reserveMs: 10 })
   server = createServer((req, res) => {
     hourglass(req as never, res as never, () => {
       const route = routes[req.url?.split('/').at(-1) ?? '']

@@ -266,10 +266,15 @@ describe.skipIf(!available)('instrumentDeadlines: BullMQ', () => {
   it('a job stopped by its deadline while running fails its span with a deadline.exceeded event at stage handler', async () => {
     const { queue: q, events, name } = await queue()
     // The worker's deadline moved by hand once the job runs: no real 300 ms
-    // that a slow add could use up before the job is stored.
+    // that a slow add could use up before the job is stored. 60 s, not
+    // 300 ms: the job's expiry is kept on the Redis clock, which runs in real
+    // time from the add to the worker's pickup, and a loaded box that took
+    // longer than 300 ms to get it there expired it at stage queued, its
+    // handler never run (a run of exceededGrpcAndJobs saw "reached a worker
+    // 41 ms after its deadline (added with 300 ms left)").
     const clock = new ManualClock()
-    let started!: () => void
-    const running = new Promise<void>((resolve) => {
+    let started!: (deadline: Deadline) => void
+    const running = new Promise<Deadline>((resolve) => {
       started = resolve
     })
     worker(
@@ -278,14 +283,14 @@ describe.skipIf(!available)('instrumentDeadlines: BullMQ', () => {
         (_job, _token, signal) =>
           new Promise((_resolve, reject) => {
             signal?.addEventListener('abort', () => reject(signal.reason))
-            started()
+            started(currentDeadline()!)
           }),
         { clock },
       ),
     )
-    const { job } = await addAsProducer(q, Deadline.after(300, { clock: new ManualClock() }))
-    await running
-    clock.advance(301)
+    const { job } = await addAsProducer(q, Deadline.after(60_000, { clock: new ManualClock() }))
+    const deadline = await running
+    clock.advance(deadline.remaining() + 1)
     await job.waitUntilFinished(events).catch(() => {})
     const spans = await otel.spansWhere((all) => all.some((s) => s.name === `process ${name}`))
     const span = jobSpan(spans, name)
