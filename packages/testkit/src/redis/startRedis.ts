@@ -141,6 +141,8 @@ class ManagedRedis implements RedisServer {
   readonly #binary: string
   readonly #readyTimeoutMs: number
   #child: ChildProcess | undefined
+  /** The process a stop() or kill() is waiting on, and that wait. */
+  #ending: { child: ChildProcess; exited: Promise<void> } | undefined
   #frozen = false
 
   constructor(binary: string, port: number, readyTimeoutMs: number, child: ChildProcess) {
@@ -181,12 +183,29 @@ class ManagedRedis implements RedisServer {
     this.#child = undefined
     const frozen = this.#frozen
     this.#frozen = false
-    if (!child || child.exitCode !== null || child.signalCode !== null) return
-    const exited = once(child, 'exit')
+    if (!child || child.exitCode !== null || child.signalCode !== null) {
+      // Asked again while an earlier stop() or kill() waits for the exit (an
+      // app's signal handler stopping what its run was stopping already):
+      // the same wait, not an answer at once. Resolved at once, the app
+      // exited with redis-server still running, left a zombie. A kill()
+      // then still kills.
+      const ending = this.#ending
+      if (ending === undefined) return
+      if (signal === 'SIGKILL') ending.child.kill('SIGKILL')
+      await ending.exited
+      return
+    }
+    const exited = once(child, 'exit').then(() => {})
+    const ending = { child, exited }
+    this.#ending = ending
     child.kill(signal)
     // A stopped process keeps a SIGTERM pending until it runs again.
     if (frozen) child.kill('SIGCONT')
-    await exited
+    try {
+      await exited
+    } finally {
+      if (this.#ending === ending) this.#ending = undefined
+    }
   }
 }
 

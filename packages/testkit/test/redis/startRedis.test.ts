@@ -107,6 +107,16 @@ describe.skipIf(!available)('startRedis', () => {
     await other.stop()
     expect(await send(other.port, 'PING')).toBe('ECONNREFUSED')
   })
+
+  it('a stop() asked while another is pending waits for the same exit (an app stopping what its run is stopping)', async () => {
+    redis = await startRedis()
+    const first = redis.stop()
+    // Resolved at once, it let an example's signal handler exit with
+    // redis-server still running (a zombie once it exited).
+    await redis.stop()
+    expect(await send(redis.port, 'PING')).toBe('ECONNREFUSED')
+    await first
+  })
 })
 
 describe('startRedis options', () => {
