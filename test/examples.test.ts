@@ -1,6 +1,6 @@
-import { execFileSync, spawn } from 'node:child_process'
+import { spawn } from 'node:child_process'
 import { once } from 'node:events'
-import { existsSync, readFileSync } from 'node:fs'
+import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
 import { assertBuilt, cliBin, repoRoot, runNode } from './cli/runNode.js'
@@ -64,19 +64,25 @@ describe('examples/', () => {
     const exited = once(child, 'exit')
     let redisPid: number | undefined
     try {
-      // Its first line comes once Redis is up, with job 2 (a 500 ms budget) still to run.
+      // Its first line comes once Redis is up, with job 2 (a 500 ms budget)
+      // still to run: the SIGTERM must come before the run ends (~550 ms
+      // later), or it meets the run's own `redis.stop()` under way, a second
+      // stop() returns at once (testkit), and the example exits before
+      // redis-server has: a zombie ('Z', seen in a loaded run). So its pid is
+      // read from /proc at once (~7 ms), not from a `ps` spawned by a loaded
+      // worker (55 ms idle, long enough under load to let the run end).
       await once(child.stdout, 'data')
-      const children = execFileSync('ps', ['-o', 'pid=,comm=', '--ppid', String(child.pid)], {
-        encoding: 'utf8',
-      })
-      redisPid = Number(/(\d+)\s+redis-server/.exec(children)?.[1])
-      expect(redisPid, children).toBeGreaterThan(0)
+      redisPid = childNamed(child.pid!, 'redis-server')
+      expect(redisPid, `a redis-server child of ${child.pid}`).toBeGreaterThan(0)
       child.kill('SIGTERM')
       const [code, signal] = await exited
       // Stopped and reaped before the example exited: gone, not running (nor a zombie).
       const stat = `/proc/${redisPid}/stat`
       const state = existsSync(stat) ? readFileSync(stat, 'utf8').split(') ')[1]?.[0] : 'gone'
-      expect(state, 'redis-server state after the example exited').toBe('gone')
+      expect(
+        state,
+        `redis-server state after the example exited (code ${code}, signal ${signal})`,
+      ).toBe('gone')
       // Exits as the signal would have, with the code a shell reports for it.
       expect({ code, signal }).toEqual({ code: 143, signal: null })
     } finally {
@@ -86,3 +92,22 @@ describe('examples/', () => {
     }
   })
 })
+
+/** The pid of `parent`'s child named `name` (its comm), read from /proc/<pid>/stat: Linux only. */
+function childNamed(parent: number, name: string): number | undefined {
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue
+    let stat: string
+    try {
+      stat = readFileSync(`/proc/${entry}/stat`, 'utf8')
+    } catch {
+      continue // gone meanwhile
+    }
+    // `pid (comm) state ppid …`: comm may hold spaces and parentheses.
+    const close = stat.lastIndexOf(')')
+    const comm = stat.slice(stat.indexOf('(') + 1, close)
+    const ppid = Number(stat.slice(close + 2).split(' ')[1])
+    if (ppid === parent && comm === name) return Number(entry)
+  }
+  return undefined
+}

@@ -69,9 +69,12 @@ async function packAll(names: readonly string[]): Promise<Map<string, Packed>> {
 
 let packed = new Map<string, Packed>()
 
+// `npm pack --dry-run` of every package: ~4 s of CPU, 15 s of wall time on
+// a box at load 19, and past the 20 s hook timeout at load 30 (a run beside
+// other suites). A bound on a hang, not a figure tested: 60 s.
 beforeAll(async () => {
   packed = await packAll(packageNames)
-})
+}, 60_000)
 
 /** The tarball-relative file a link or a source map entry points at, or why it cannot be one. */
 function resolveInTarball(from: string, target: string): { file: string } | { problem: string } {
