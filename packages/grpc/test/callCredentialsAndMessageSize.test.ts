@@ -9,19 +9,14 @@ import {
   type sendUnaryData,
   status,
 } from '@grpc/grpc-js'
-import {
-  currentDeadline,
-  Deadline,
-  isDeadlineExceeded,
-  ManualClock,
-  runWithDeadline,
-} from '@hourglass/core'
-import { describe, expect, it } from 'vitest'
+import { Deadline, isDeadlineExceeded, ManualClock, runWithDeadline } from '@hourglass/core'
+import { describe, expect, it, onTestFinished } from 'vitest'
 import {
   deadlineServerInterceptor,
   fromGrpcError,
   type GrpcClientEndMessage,
   type GrpcServerEndMessage,
+  type GrpcServerStartMessage,
   grpcChannels,
 } from '../src/index.js'
 import { channelHarness, countedDeadline, countHooks } from './support/channelHarness.js'
@@ -49,15 +44,43 @@ function heldCredentials(): { creds: CallCredentials; asked: Promise<void>; rele
   return { creds, asked: asked.promise, release: () => released.resolve() }
 }
 
+/**
+ * The wall clock and the budget as the server made each call's deadline (its
+ * server-start is published then). grpc-js's deadline (wall clock) and ours
+ * (performance.now()) are compared at that one instant: each read again in
+ * the handler, after the call's metadata, message and half-close, the host
+ * stepping its wall clock in between (a CI run saw the two clocks part by
+ * 11 ms) moved one and not the other.
+ */
+function deadlinesMade(): Array<{ wallMs: number; budgetMs: number }> {
+  const made: Array<{ wallMs: number; budgetMs: number }> = []
+  const onStart = (message: unknown) => {
+    const { deadline } = message as GrpcServerStartMessage
+    made.push({ wallMs: Date.now(), budgetMs: deadline.budgetMs })
+  }
+  diagnostics.subscribe(grpcChannels.serverStart.name, onStart)
+  onTestFinished(() => {
+    diagnostics.unsubscribe(grpcChannels.serverStart.name, onStart)
+  })
+  return made
+}
+
+/** grpc-js's deadline for a server call, in epoch ms (its wall clock). */
+function grpcEndMs(call: ServerUnaryCall<unknown, unknown>): number {
+  const at = call.getDeadline()
+  return at instanceof Date ? at.getTime() : at
+}
+
 describe('deadlineInterceptor with call credentials that take time', () => {
   it('grpc-timeout is computed after them; the header is what was left at start, and a server on the default trust takes the smaller', async () => {
-    const seen = deferred<{ arrival: Arrival; ours: number; authorization: unknown }>()
+    const seen = deferred<{ arrival: Arrival; grpcEndMs: number; authorization: unknown }>()
+    const made = deadlinesMade()
     const server = await serve(
       {
         unary(call: ServerUnaryCall<unknown, unknown>, callback: sendUnaryData<unknown>) {
           seen.resolve({
             arrival: arrival(call),
-            ours: currentDeadline()?.remaining() ?? Number.NaN,
+            grpcEndMs: grpcEndMs(call),
             authorization: call.metadata.get('authorization')[0],
           })
           callback(null, 'ok')
@@ -81,7 +104,8 @@ describe('deadlineInterceptor with call credentials that take time', () => {
     const marginMs = 50
     const leftBefore = deadline.remaining()
     await new Promise<void>((resolve) => {
-      const wait = () => (deadline.remaining() < leftBefore - tokenMs ? resolve() : setImmediate(wait))
+      const wait = () =>
+        deadline.remaining() < leftBefore - tokenMs ? resolve() : setImmediate(wait)
       wait()
     })
     const leftAtRelease = deadline.remaining()
@@ -89,15 +113,18 @@ describe('deadlineInterceptor with call credentials that take time', () => {
     const { value, error } = await answer
     expect(error).toBeUndefined()
     expect(value).toBe('ok')
-    const { arrival: at, ours, authorization } = await seen.promise
+    const { arrival: at, grpcEndMs: grpcEnd, authorization } = await seen.promise
     expect(authorization).toBe('Bearer token')
     // grpc-timeout: what was left once the credentials were in (rounded up).
     expect(at.grpcMs).toBeLessThanOrEqual(Math.ceil(leftAtRelease) + marginMs)
     // The header: what was left at start, before the credentials.
     expect(Number(at.header)).toBeGreaterThanOrEqual(Math.floor(leftBefore))
     expect(Number(at.header)).toBeGreaterThan(at.grpcMs + tokenMs - marginMs)
-    // The server's deadline follows the smaller (grpc-timeout), less its reserve.
-    expect(ours).toBeLessThan(at.grpcMs)
+    // The server's deadline follows the smaller (grpc-timeout), less its
+    // reserve: both as it was made (see deadlinesMade; 10 ms of reserve
+    // against an 11 ms step, read in the handler).
+    expect(made).toHaveLength(1)
+    expect(made[0]!.budgetMs).toBeLessThan(grpcEnd - made[0]!.wallMs)
     expect(held()).toBe(0)
   })
 
@@ -203,16 +230,18 @@ describe('the channel message size limits', () => {
 })
 
 describe("a handler reading grpc-js's call.getDeadline() next to currentDeadline()", () => {
+  /** What was left of each, as the server made the call's deadline (see deadlinesMade). */
   async function readBoth(
     maxMs: number,
     callerMs: number,
   ): Promise<{ grpcLeft: number; oursLeft: number }> {
     const seen = deferred<{ grpcLeft: number; oursLeft: number }>()
+    const made = deadlinesMade()
     const server = await serve(
       {
         unary(call: ServerUnaryCall<unknown, unknown>, callback: sendUnaryData<unknown>) {
-          const oursLeft = currentDeadline()?.remaining() ?? Number.NaN
-          seen.resolve({ grpcLeft: arrival(call).grpcMs, oursLeft })
+          const { wallMs, budgetMs } = made[0]!
+          seen.resolve({ grpcLeft: grpcEndMs(call) - wallMs, oursLeft: budgetMs })
           callback(null, 'ok')
         },
       },
@@ -227,7 +256,8 @@ describe("a handler reading grpc-js's call.getDeadline() next to currentDeadline
   it('ours ends reserveMs before the grpc-timeout grpc-js keeps', async () => {
     const { grpcLeft, oursLeft } = await readBoth(30_000, 5_000)
     // grpc-js's is whole ms of Date.now(), ours fractions of the deadline's
-    // clock, each rounded its own way: 2 ms of slack (seen 1.27 over 1 ms).
+    // clock, each rounded its own way: 2 ms of slack (seen 1.27 over 1 ms,
+    // both read in the handler).
     expect(oursLeft).toBeLessThanOrEqual(grpcLeft - 10 + 2)
     expect(oursLeft).toBeGreaterThan(grpcLeft - 100)
   })

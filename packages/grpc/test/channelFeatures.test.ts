@@ -59,8 +59,14 @@ async function bind(address: string, implementation: UntypedServiceImplementatio
 describe('deadlineInterceptor under grpc-js retries (service config retryPolicy)', () => {
   it("every attempt gets the caller's deadline as it then stands: each grpc-timeout is shorter than the last, and the call ends at the caller's deadline", async () => {
     const arrivals: Arrival[] = []
+    let round = 0
     const server = await serve({
-      unary(call: Parameters<typeof arrival>[0], callback: (e: Partial<ServiceError>) => void) {
+      unary(
+        call: Parameters<typeof arrival>[0] & { request: { round?: number } },
+        callback: (e: Partial<ServiceError>) => void,
+      ) {
+        // An attempt of an earlier round's call that was on its way: not this call's.
+        if (call.request.round !== round) return
         arrivals.push(arrival(call))
         // The first attempt is answered UNAVAILABLE at once, so grpc-js
         // retries; the retry is never answered, so the call ends at the
@@ -85,8 +91,23 @@ describe('deadlineInterceptor under grpc-js retries (service config retryPolicy)
     // Connected first: the 200 ms are for the attempts. On a loaded box the
     // first connection took them all, and no attempt reached the server.
     await reaches(c, connectivityState.READY)
-    const { deadline, held } = countedDeadline(200)
-    const { error } = await runWithDeadline(deadline, () => unary(c, {}))
+    // The 200 ms must hold the first attempt, its answer, the backoff (up to
+    // 10 ms) and a retry reaching the server: a loaded machine sometimes gave
+    // this process less (a shared-suite run: one arrival). A call that no
+    // retry reached shows nothing of the retries: it is made again, three
+    // rounds at most (one round, 200 ms, unless the machine stalls). A client
+    // that never retries still fails, every round.
+    let ended: { error: ServiceError | undefined; deadline: Deadline }
+    const helds: Array<() => number> = []
+    do {
+      round++
+      arrivals.length = 0
+      const { deadline, held } = countedDeadline(200)
+      helds.push(held)
+      const { error } = await runWithDeadline(deadline, () => unary(c, { round }))
+      ended = { error, deadline }
+    } while (arrivals.length < 2 && round < 3)
+    const { error, deadline } = ended
     expect(error?.code).toBe(status.DEADLINE_EXCEEDED)
     expect(deadline.done).toBe(true)
     expect(isDeadlineExceeded(fromGrpcError(error))).toBe(true)
@@ -103,7 +124,7 @@ describe('deadlineInterceptor under grpc-js retries (service config retryPolicy)
       expect(a.header).toBe(arrivals[0]!.header)
       expect(a.grpcMs).toBeLessThanOrEqual(header + 1)
     }
-    expect(held()).toBe(0)
+    for (const held of helds) expect(held()).toBe(0)
   })
 
   it('hedged attempts are all cancelled at the server when the caller leaves', async () => {

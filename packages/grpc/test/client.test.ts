@@ -78,17 +78,31 @@ function client(options: ClientDeadlineOptions = {}, address = server!.address):
   return c
 }
 
+/**
+ * Resolves once `c`'s channel is connected. A channel's first call also
+ * waits for its connection, on the wall clock its grpc-js deadline runs on:
+ * a loaded machine took more than a 750 ms budget for both (grpc-js's own
+ * timer ended the call, outcome `expired`). Connected first, a call's budget
+ * is for its round trip alone.
+ */
+function ready(c: WorkClientApi): Promise<void> {
+  return new Promise((resolve, reject) =>
+    c.waitForReady(Date.now() + 10_000, (error) => (error ? reject(error) : resolve())),
+  )
+}
+
 describe('deadlineInterceptor: every call carries the caller deadline', () => {
   it('the call is given min(its own deadline, remaining − reserveMs) as grpc-timeout, and x-deadline-remaining-ms says the same', async () => {
     const { arrivals } = await echoServer()
     const starts = watch<GrpcClientStartMessage>(grpcChannels.clientStart)
     const ends = watch<GrpcClientEndMessage>(grpcChannels.clientEnd)
     const work = client({ reserveMs: 50 })
+    await ready(work)
     // A manual clock: exactly 800 ms are left whatever the box is doing.
     const deadline = Deadline.after(800, { clock: new ManualClock() })
-    // grpc-timeout is grpc-js's own wall-clock deadline, written once the
-    // first call has connected: a loaded box that keeps this process from
-    // running meanwhile shortens it (seen: 518).
+    // grpc-timeout is grpc-js's own wall-clock deadline, written as the call
+    // is sent: a loaded box that keeps this process from running meanwhile
+    // shortens it (seen: 518, the call connecting its channel then).
     const stalls = watchLoopStalls()
     await runWithDeadline(deadline, () => unary(work, {}))
     const stalledMs = stalls.stop()
@@ -134,6 +148,7 @@ describe('deadlineInterceptor: every call carries the caller deadline', () => {
   it("a call whose own deadline option is null (grpc-js: no deadline) gets the caller's, not an instant DEADLINE_EXCEEDED", async () => {
     const { arrivals } = await echoServer()
     const work = client()
+    await ready(work)
     const deadline = Deadline.after(900, { clock: new ManualClock() })
     // JavaScript callers write `deadline: null` for "none"; grpc-js reads it as Infinity.
     const options = { deadline: null } as unknown as CallOptions
@@ -181,6 +196,7 @@ describe('deadlineInterceptor: every call carries the caller deadline', () => {
     async (_, own) => {
       const { arrivals } = await echoServer()
       const work = client()
+      await ready(work)
       const starts = watch<GrpcClientStartMessage>(grpcChannels.clientStart)
       const deadline = Deadline.after(900, { clock: new ManualClock() })
       const result = await runWithDeadline(deadline, () =>
@@ -198,6 +214,7 @@ describe('deadlineInterceptor: every call carries the caller deadline', () => {
   it('withCallDeadline(deadline) gives one call its deadline explicitly, outside any context', async () => {
     const { arrivals } = await echoServer()
     const work = client()
+    await ready(work)
     const deadline = Deadline.after(1234, { clock: new ManualClock() })
     await unary(work, {}, withCallDeadline(deadline, { deadline: Date.now() + 60_000 }))
     expect(arrivals[0]!.header).toBe('1234')
@@ -267,6 +284,7 @@ describe('deadlineInterceptor: every call carries the caller deadline', () => {
   it("the caller's Metadata object is not changed (it may be shared by calls)", async () => {
     const { arrivals } = await echoServer()
     const work = client()
+    await ready(work)
     const shared = new Metadata()
     shared.set('x-request-id', 'r1')
     await runWithDeadline(Deadline.after(700, { clock: new ManualClock() }), () =>

@@ -208,16 +208,20 @@ describe("the server's own cap running out is not the caller's expiry: DEADLINE_
     expect(isExpiryOf(fromGrpcError(error), request)).toBe(false)
   })
 
+  // The caller sends 5 s either way, on the wall clock grpc-js's own timer
+  // reads: a caller's 160 ms had to cover the first call's connect and its
+  // round trip on a loaded machine, where grpc-js's timer answers (with no
+  // trailer) first. The call's time is run down on the server's clock.
   it.each([
     {
       left: "with 4.9 s of the caller's left: the trailer (a division of the caller's budget)",
-      budgetMs: 5000,
+      leftMs: undefined,
       marked: ['1'],
     },
-    { left: 'within MAX_RESERVE_MS of the end: the trailer', budgetMs: 160, marked: ['1'] },
+    { left: 'within MAX_RESERVE_MS of the end: the trailer', leftMs: 150, marked: ['1'] },
   ])(
     "a deadline made under the call's (child(100)) running out $left",
-    async ({ budgetMs, marked }) => {
+    async ({ leftMs, marked }) => {
       const clock = new ManualClock()
       let running: () => void = () => {}
       const started = new Promise<void>((resolve) => {
@@ -226,8 +230,12 @@ describe("the server's own cap running out is not the caller's expiry: DEADLINE_
       server = await startServer(
         deadlineErrors({
           unary: (_call: unknown, callback: (error: unknown) => void) => {
+            const call = currentDeadline()!
+            // `leftMs` left of the call's deadline (the 5 s sent less the
+            // 10 ms reserve) when the lookup starts: 50 when it runs out.
+            if (leftMs !== undefined) clock.advance(call.remaining() - leftMs)
             // A lookup given 100 ms of the call's deadline.
-            const lookup = currentDeadline()!.child(100)
+            const lookup = call.child(100)
             lookup.signal.addEventListener('abort', () => callback(lookup.reason), { once: true })
             running()
           },
@@ -235,7 +243,7 @@ describe("the server's own cap running out is not the caller's expiry: DEADLINE_
         [deadlineServerInterceptor({ clock, reserveMs: 10 })],
       )
       client = connect(server.address, [deadlineInterceptor()])
-      const request = Deadline.after(budgetMs)
+      const request = Deadline.after(5000)
       onTestFinished(() => request.dispose())
       const pending = runWithDeadline(request, () => unary(client!, {}))
       await started

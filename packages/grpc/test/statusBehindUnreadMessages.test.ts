@@ -71,8 +71,11 @@ afterEach(async () => {
   await server?.close()
 })
 
-/** A server stream that writes big messages until its deadline stops it; the proxy stalls after the first few. */
-async function setUp() {
+/**
+ * A server stream that writes big messages until its deadline (the budget
+ * sent less `reserveMs`) stops it; the proxy stalls after the first few.
+ */
+async function setUp(reserveMs = 20) {
   const aborted = deferred()
   server = await startServer(
     {
@@ -95,7 +98,7 @@ async function setUp() {
         callback(null, { pong: true })
       },
     },
-    [deadlineServerInterceptor({ reserveMs: 20 })],
+    [deadlineServerInterceptor({ reserveMs })],
   )
   proxy = await stallingProxy(server.address)
   return { aborted: aborted.promise, client: connect(`127.0.0.1:${proxy.port}`) }
@@ -110,9 +113,22 @@ function statusOf(stream: import('@grpc/grpc-js').ClientReadableStream<unknown>)
 it('a client with grpc-timeout gets DEADLINE_EXCEEDED from its own timer while the status is held behind unread messages', async () => {
   const ends = record<GrpcServerEndMessage>(grpcChannels.serverEnd)
   try {
-    const { aborted, client } = await setUp()
-    // Wall clock: the call must connect through the proxy and reach the
-    // handler (which starts the stall) before it runs out, on a loaded machine too.
+    // The server's deadline must run out (its status held behind the
+    // messages) before the client's grpc-js timer resets the stream. The
+    // grpc-timeout is relative: whatever the call spends between the client
+    // writing it and the server reading it (through the proxy, in this one
+    // process) moves the server's deadline that much past the client's, and
+    // the client's reset then takes its own trip. With `reserveMs: 20`, a
+    // loaded machine that held the headers 20 ms longer than the reset let
+    // the reset arrive first: a run beside the other files read
+    // `client-cancelled`, CANCELLED (so did holding the proxy's forwarding of
+    // the headers 60 ms). Half the 1000 ms kept back: either side has 500 ms.
+    const { aborted, client } = await setUp(500)
+    // Connected first (the unary call goes through the proxy too): the
+    // 1000 ms of wall clock are for the call to reach the handler (which
+    // starts the stall) with more than the 500 ms reserve left.
+    const connected = await unary(client, {}, { deadline: Date.now() + 10_000 })
+    expect(connected.error as ServiceError | undefined).toBeUndefined()
     const stream = client.serverStream({}, new Metadata(), { deadline: Date.now() + 1000 })
     const ended = await statusOf(stream)
     await aborted
@@ -120,8 +136,11 @@ it('a client with grpc-timeout gets DEADLINE_EXCEEDED from its own timer while t
     // grpc-js's words, its own timer's: ours is still behind the messages.
     expect(ended.details).toMatch(/^Deadline exceeded after/)
     expect(proxy!.stalled).toBe(true)
-    await ends.count(1)
-    expect(ends.messages[0]).toMatchObject({ outcome: 'expired', code: status.DEADLINE_EXCEEDED })
+    await ends.count(2)
+    expect(ends.messages.find((m) => m.method.endsWith('/ServerStream'))).toMatchObject({
+      outcome: 'expired',
+      code: status.DEADLINE_EXCEEDED,
+    })
     client.close()
   } finally {
     ends.stop()
