@@ -1,3 +1,5 @@
+// Node's own, not the global: fake timers replace the global one (`#halfClose`).
+import { setImmediate } from 'node:timers'
 import {
   type FullResponder,
   Metadata,
@@ -341,6 +343,10 @@ export class ServerCall {
    * onCancel after every call, a tick after its status, so once the handler
    * has answered, a half-close held or arriving is handed on at once (the
    * status releases a held one, see the responder's sendStatus).
+   * The next turn of the real loop, through `node:timers`' own `setImmediate`
+   * (as ClientCall's): under an app test's fake timers, which replace the
+   * global one, an upload's `end` never reached its handler until the test
+   * moved fake time.
    */
   #halfClose(next: () => void): void {
     if (!this.#method.requestStream || this.#handlerAnswered) {

@@ -1,3 +1,5 @@
+// Node's own, not the global: fake timers replace the global one (see the deferred cancel).
+import { setImmediate } from 'node:timers'
 import type { CallInvocationTransformer } from '@grpc/grpc-js'
 import { type Turn, thisTurn } from './eventLoopTurn.js'
 
@@ -74,7 +76,8 @@ function destroyAndCancel(
     // and never resets it: a stream destroyed in the turn it was made in
     // (a pipeline() given an aborted signal) left its server streaming on,
     // never told, unless deadlineInterceptor() deferred the cancel itself.
-    // Passed on once that turn is over, when the stream exists.
+    // Passed on once that turn is over, when the stream exists: a turn of the
+    // real loop (`node:timers`), which fake timers do not hold back.
     if (this[MADE_IN]?.over === false) setImmediate(cancelGivenUp, this)
     else this.cancel()
   }
