@@ -1,3 +1,5 @@
+import { setImmediate } from 'node:timers'
+
 /**
  * Resolves once the event loop has polled for I/O again: what had reached
  * this process's sockets when it was called — a request in a kept-alive
@@ -12,7 +14,9 @@
  * client had sent before the stop, never answered, logged or counted. Two
  * immediates: the first runs in this turn's check phase, the second in the
  * next one's, after its poll (which does not block while an immediate is
- * pending).
+ * pending). Node's own `setImmediate`, not the global: an app's test that
+ * fakes timers replaces the global one, and the gateway's `close()` then
+ * never resolved until the test moved fake time.
  */
 export function afterPendingReads(): Promise<void> {
   return new Promise((resolve) => setImmediate(() => setImmediate(resolve)))
