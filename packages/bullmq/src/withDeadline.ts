@@ -260,12 +260,22 @@ export function withDeadline<
   // ran under that request's deadline and request id; so did the `start`
   // and `end` messages (a tracer tagged every job with that request's id).
   // A job starts from a clean context: none, or its own deadline.
-  const wrapped = (
+  //
+  // A `function`, not an arrow: BullMQ calls its processor as a method of
+  // the Worker (`this.processFn(job, token, signal)`), and a `function`
+  // processor reads that `this` (`this.rateLimit(ms)` before
+  // `Worker.RateLimitError()`, `this.name`): it is handed on. Lost, such a
+  // processor threw a TypeError and every job failed.
+  const wrapped = function (
+    this: unknown,
     job: Job<DataType, ResultType, NameType>,
     token?: string,
     signal?: AbortSignal,
-  ): Promise<ResultType> => runOutsideContext(() => runAttempt(job, token, signal))
+  ): Promise<ResultType> {
+    return runOutsideContext(() => runAttempt(this, job, token, signal))
+  }
   const runAttempt = async (
+    self: unknown,
     job: Job<DataType, ResultType, NameType>,
     token: string | undefined,
     signal: AbortSignal | undefined,
@@ -279,7 +289,7 @@ export function withDeadline<
       ? undefined
       : readStoredDeadline(job.opts, onMalformed)
     // No deadline: as before, in the clean context `wrapped` set up.
-    if (!stored) return processor(job, token, signal)
+    if (!stored) return processor.call(self, job, token, signal)
 
     const backend = (job as unknown as { backend?: unknown }).backend
     if (backend === undefined) {
@@ -430,7 +440,7 @@ export function withDeadline<
       // worker the stall check gave the job to.
       if (lockLost) throw lockLost
       const result = await runWithDeadline(deadline, () =>
-        processor(job, token, wantsSignal ? deadline.signal : undefined),
+        processor.call(self, job, token, wantsSignal ? deadline.signal : undefined),
       )
       // Returned after the lost lock stopped it: BullMQ throws the result
       // away, and the end says why, as for an attempt that threw.
