@@ -126,12 +126,20 @@ describe('/healthz and /readyz tell the truth about Redis', () => {
         fake = provider.fake
         fake.setReply(reply.text('ok'))
         const keyPrefix = `no-such-db-${Date.now()}`
-        harness = await startHarness({
-          providers: { p: provider.entry },
-          models: { m: fallback(['p', 'gpt']) },
-          // redis-server has 16 databases (0–15) unless told otherwise.
-          redis: { url: `${redis.url}/99`, keyPrefix, commandTimeoutMs: 100 },
-        })
+        harness = await startHarness(
+          {
+            providers: { p: provider.entry },
+            models: { m: fallback(['p', 'gpt']) },
+            // redis-server has 16 databases (0–15) unless told otherwise.
+            redis: { url: `${redis.url}/99`, keyPrefix, commandTimeoutMs: 100 },
+          },
+          // The gateway's clock, never moved: a Redis silent for 2 ×
+          // commandTimeoutMs (200 ms) after the start is warned about, and on
+          // the wall clock a loaded run (four workers beside a busy loop on
+          // two cores) took that long here: a second line, a `warn` before
+          // the SELECT's error. The refused SELECT is ioredis's, on no clock.
+          { clock: new ManualClock() },
+        )
         expect(await readyz()).toEqual({
           status: 200,
           body: { status: 'ready', redis: 'unreachable' },
@@ -203,7 +211,13 @@ describe('/healthz and /readyz tell the truth about Redis', () => {
       })
 
       it('frozen: the cooldowns ask Redis once a back-off, not on every request (each waited the command timeout)', async () => {
-        await startOnRedis('frozen-backoff')
+        // The gateway's clock: the back-off after the first failed command
+        // (1 s) must outlast the five requests. On the real clock, a loaded
+        // box taking ~0.9 s over the four after the first (a few stalls of
+        // 100+ ms) ended it, and a request asked the frozen Redis again:
+        // 4 scripts, not 2. Never moved here: the back-off holds throughout;
+        // the command timeout (100 ms) is ioredis's own timer.
+        await startOnRedis('frozen-backoff', { clock: new ManualClock() })
         expect((await ask()).choices[0]?.message.content).toBe('ok')
         /** The scripts Redis has run: what was sent to it while frozen runs once it is thawed. */
         const scriptsRun = async () => {

@@ -25,19 +25,24 @@ describe('GET /metrics', () => {
 
   it('serves Prometheus text with requests, errors, attempts, fallbacks, cooldowns, waits, expiries, time to first token and tokens', async () => {
     const a = await fakeProvider('openai', ['sk-metrics-key-a-0001'])
-    const b = await fakeProvider('qwen', ['sk-metrics-key-b-0002'], { limits: { rpm: 3 } })
-    fakes.push(a.fake, b.fake)
+    const b = await fakeProvider('qwen', ['sk-metrics-key-b-0002'])
+    const c = await fakeProvider('openai', ['sk-metrics-key-c-0003'], { limits: { rpm: 1 } })
+    fakes.push(a.fake, b.fake, c.fake)
     harness = await startHarness(
       {
-        providers: { a: a.entry, b: b.entry },
+        providers: { a: a.entry, b: b.entry, c: c.entry },
         models: {
           m: fallback(['a', 'model-a'], ['b', 'model-b']),
           only_b: fallback(['b', 'model-b']),
+          only_c: fallback(['c', 'model-c']),
         },
         policy: { maxAttempts: 1 },
-        // Long enough that steps 1–3 spend b's three requests within one
-        // window on a loaded machine (at 1000 ms a run under load reached
-        // step 3 after the window had ended, and counted no wait).
+        // c's one request a window is spent by step 3's first request, and its
+        // second waits for the reset: the two back to back, well within a
+        // window. (When steps 1–3 spent an RPM of 3 on b, a run under load
+        // reached step 3 after the window had ended and counted no wait: at
+        // 1000 ms, and at 2000 ms steps 1–2 alone took 1.7–2.3 s with four
+        // workers beside a busy loop on two cores.)
         limits: { windowMs: 2000 },
       },
       { drainTimeoutMs: 0 },
@@ -57,14 +62,14 @@ describe('GET /metrics', () => {
     for await (const _ of stream) {
       // drain it
     }
-    // 3. b's RPM (3) is spent by the next request; the one after waits for the window's reset (it fits the deadline).
-    b.fake.enqueue(reply.text('after the wait'))
+    // 3. c's RPM (1) is spent by the next request; the one after waits for the window's reset (it fits the deadline).
+    c.fake.enqueue(reply.text('before the wait'), reply.text('after the wait'))
     await client.chat.completions.create({
-      model: 'only_b',
+      model: 'only_c',
       messages: [{ role: 'user', content: 'x' }],
     })
     await client.chat.completions.create({
-      model: 'only_b',
+      model: 'only_c',
       messages: [{ role: 'user', content: 'x' }],
     })
     // 4. Out of time: a 504.
@@ -103,7 +108,13 @@ describe('GET /metrics', () => {
         provider: 'b',
         outcome: 'success',
       }),
-    ).toBe(4)
+    ).toBe(2)
+    expect(
+      value(page, 'hourglass_gateway_upstream_attempts_total', {
+        provider: 'c',
+        outcome: 'success',
+      }),
+    ).toBe(2)
     expect(value(page, 'hourglass_gateway_fallbacks_total', { provider: 'a' })).toBe(1)
     expect(
       value(page, 'hourglass_gateway_cooldowns_total', {
@@ -113,9 +124,9 @@ describe('GET /metrics', () => {
         scope: 'model',
       }),
     ).toBe(1)
-    expect(value(page, 'hourglass_gateway_waits_total', { provider: 'b', reason: 'rpm' })).toBe(1)
+    expect(value(page, 'hourglass_gateway_waits_total', { provider: 'c', reason: 'rpm' })).toBe(1)
     // Counted once, as what it was: not also as a cooldown wait.
-    expect(value(page, 'hourglass_gateway_waits_total', { provider: 'b' })).toBe(1)
+    expect(value(page, 'hourglass_gateway_waits_total', { provider: 'c' })).toBe(1)
     expect(value(page, 'hourglass_gateway_wait_duration_seconds_count', { reason: 'rpm' })).toBe(1)
     expect(
       value(page, 'hourglass_gateway_tokens_total', { provider: 'b', type: 'input' }),
