@@ -37,6 +37,12 @@ for (const [signal, code] of [
 ]) {
   process.once(signal, () => {
     stopping = true
+    // BullMQ's job.waitUntilFinished() checks the job from an async Promise
+    // executor: a connection closed under that check rejects where no caller
+    // can catch it, and Node ended the process at once (exit code 1, an
+    // ioredis "Connection is closed" stack, Redis left running). Once
+    // stopping, such a rejection is the stop, as the run's own failure is below.
+    process.on('unhandledRejection', () => {})
     void Promise.allSettled(bullmq.map((c) => c.close(true)))
       .then(() => redis.stop())
       .finally(() => process.exit(code))
