@@ -1,3 +1,4 @@
+import { setImmediate } from 'node:timers'
 import { STOP_SIGNALS } from './drainOnSignals.js'
 
 export interface HeldSignals {
@@ -50,7 +51,9 @@ export function holdSignals(): HeldSignals {
       held = undefined
       if (signal === undefined) return
       // The check phase runs after every pending microtask: the caller's
-      // continuation, and the handlers it installs, come first.
+      // continuation, and the handlers it installs, come first. Node's own
+      // setImmediate: under an app test's fake timers (startGateway run
+      // in-process) the global one held the signal until fake time moved.
       setImmediate(() => {
         if (process.listenerCount(signal) > 0) process.emit(signal, signal)
         else process.kill(process.pid, signal)
