@@ -78,8 +78,9 @@ describe('a client-streaming or bidi call while the app fakes timers', () => {
 
   it('with deadlineServerInterceptor: the handler gets end and answers as well', async () => {
     await setUp([deadlineServerInterceptor()])
-    // Now: 'no answer' — the half-close waits on a faked setImmediate, so
-    // the handler never sees `end` until the test moves fake time.
+    // With the global setImmediate (before the fix): 'no answer' — the
+    // half-close waited on a faked one, and the handler never saw `end`
+    // until the test moved fake time.
     expect(await upload()).toEqual({ got: 2 })
   })
 
@@ -126,8 +127,9 @@ describe('cancelOnDestroy while the app fakes timers', () => {
     // Given up at once (a pipeline() handed an aborted signal).
     stream.destroy()
     await realTurnsUntil(() => cancelled)
-    // Now: started, never cancelled — the cancel waits on a faked
-    // setImmediate (cancelOnDestroy.ts), and the server streams on, never told.
+    // With the global setImmediate (before the fix): started, never
+    // cancelled — the cancel waited on a faked one, and the server streamed
+    // on, never told.
     expect({ started, cancelled }).toEqual({ started: true, cancelled: true })
   })
 })

@@ -19,7 +19,7 @@ export interface RedisServer {
   /** `redis://127.0.0.1:<port>` */
   readonly url: string
   readonly port: number
-  /** Shut the server down and wait for the process to exit. Idempotent. */
+  /** Shut the server down and wait for the process to exit. Idempotent: asked while another stop() or kill() waits, it waits for the same exit. */
   stop(): Promise<void>
   /** SIGKILL the server (Redis going down without warning); resolves once the process is gone. */
   kill(): Promise<void>
