@@ -165,7 +165,7 @@ export async function run({ quick, log }) {
           'any interceptor here: `(dispatch) => (opts, handler) => dispatch(opts, handler)` with the same deadline ' +
           `per call. In this run ours took ${fmt(cpu('interceptor'), 1)} µs of client CPU per call, that floor ` +
           `${fmt(cpu('empty interceptor'), 1)} µs and raw ${fmt(cpu('undici.request'), 1)} µs. Of the three, ours ` +
-          'is the figure that holds still from run to run: 53.9 µs in the run of 2026-12-04 and 54.8 µs on ' +
+          'is the figure that held still in the last two full runs (medians): 53.9 µs on 2026-12-04 and 54.8 µs on ' +
           '2026-12-07 (both on an AMD EPYC), while the floor read 74.9 and 45.0 µs and raw 66.2 and 41.4 µs, so ' +
           'one run put ours at 1.22× the throughput of raw and the next at 0.76×. (Undici 7 hands an interceptor ' +
           'the handler of `request()` wrapped for its second handler API, and the empty interceptor converts raw ' +
@@ -174,7 +174,7 @@ export async function run({ quick, log }) {
           "the self time of our fetch and core code at 13.8 % of the client's busy samples, about 7–8 µs per " +
           "call: the interceptor's dispatch, the deadline header's accessors (`x-deadline-remaining-ms` is read " +
           "when undici writes the request), the attempt's phase timers, armed and cleared per call, and its " +
-          'handler, no single function above 1.7 %. Without a network, on a dispatcher that answers at once, ' +
+          'handler, no single function above 2 % of the busy samples. Without a network, on a dispatcher that answers at once, ' +
           'the same call cost ~1 µs more than with no interceptor (1.6 µs against 0.65 µs): what ' +
           'the same work costs beside a real socket (timers armed and cleared across its events, a busier heap) ' +
           "is the profile's figure, not that one. " +
@@ -182,7 +182,8 @@ export async function run({ quick, log }) {
           'rounds the interceptor always ran right after `createFetch` and paid for collecting the garbage fetch ' +
           'leaves (WeakRefs, finalization-registry entries, signals): 0.79–0.84× of raw in those runs. With a ' +
           'process per client: 0.90–1.06× in four runs of this section and 0.82–0.93× in three full runs, ' +
-          '0.93–1.03× of that floor in all of them (0.76× of raw and 0.88× of that floor on 2026-12-07). Raw itself climbs from round to round (see the rounds below), so a single ' +
+          '0.93–1.03× of that floor in all of them; 1.22× of raw and 1.35× of that floor on 2026-12-04, 0.76× and ' +
+          '0.88× on 2026-12-07. Raw itself climbs from round to round (see the rounds below), so a single ' +
           'run moves by several percent either way. On 2026-12-02 the machine was noisier still: a full run gave ' +
           '0.83× of raw and 0.85× of that floor, raw spanning 7,677–15,986 req/s between its rounds and its own ' +
           'CPU per call 64–132 µs; this section alone, run right after, 1.26× of raw.',

@@ -126,6 +126,7 @@ describe('/healthz and /readyz tell the truth about Redis', () => {
         fake = provider.fake
         fake.setReply(reply.text('ok'))
         const keyPrefix = `no-such-db-${Date.now()}`
+        const clock = new ManualClock()
         harness = await startHarness(
           {
             providers: { p: provider.entry },
@@ -138,7 +139,7 @@ describe('/healthz and /readyz tell the truth about Redis', () => {
           // the wall clock a loaded run (four workers beside a busy loop on
           // two cores) took that long here: a second line, a `warn` before
           // the SELECT's error. The refused SELECT is ioredis's, on no clock.
-          { clock: new ManualClock() },
+          { clock },
         )
         expect(await readyz()).toEqual({
           status: 200,
@@ -152,6 +153,10 @@ describe('/healthz and /readyz tell the truth about Redis', () => {
         expect(lines[0]).toMatchObject({ level: 'error', redis: 'unreachable' })
         expect(lines[0]?.msg).toContain('ERR DB index is out of range')
         expect(lines[0]?.msg).toContain('redis.url')
+        // Past the silence the start watches for: the refused SELECT ended
+        // that watch, so nothing more is said.
+        clock.advance(1000)
+        expect(harness.logs.filter((l) => l.event === 'redis')).toHaveLength(1)
       })
 
       it('connected but not answering: local-fallback until a command succeeds again, then shared', async () => {
