@@ -164,10 +164,10 @@ export async function run({ quick, log }) {
           '`Deadline.after(5000)` per call, created and disposed by the caller. The row after it is the floor for ' +
           'any interceptor here: `(dispatch) => (opts, handler) => dispatch(opts, handler)` with the same deadline ' +
           `per call. In this run ours took ${fmt(cpu('interceptor'), 1)} µs of client CPU per call, that floor ` +
-          `${fmt(cpu('empty interceptor'), 1)} µs and raw ${fmt(cpu('undici.request'), 1)} µs. Of the three, ours ` +
-          'is the figure that held still in the last two full runs (medians): 53.9 µs on 2026-12-04 and 54.8 µs on ' +
-          '2026-12-07 (both on an AMD EPYC), while the floor read 74.9 and 45.0 µs and raw 66.2 and 41.4 µs, so ' +
-          'one run put ours at 1.22× the throughput of raw and the next at 0.76×. (Undici 7 hands an interceptor ' +
+          `${fmt(cpu('empty interceptor'), 1)} µs and raw ${fmt(cpu('undici.request'), 1)} µs. All three move from one full run to the next ` +
+          '(medians, all on an AMD EPYC): ours 53.9 µs on 2026-12-04, 54.8 and 66.9 µs in two runs on 2026-12-07; ' +
+          'the floor 74.9, 45.0 and 53.0 µs; raw 66.2, 41.4 and 45.7 µs. Ours against raw in throughput read ' +
+          '1.22×, 0.76× and 0.72× in those runs, no change to the interceptor between them. (Undici 7 hands an interceptor ' +
           'the handler of `request()` wrapped for its second handler API, and the empty interceptor converts raw ' +
           'headers to an object and back where ours passes them through: the floor is no fixed cost.) A CPU ' +
           'profile of ours on 2026-12-07 (60,000 calls, 100 µs sampling, four other jobs on the two cores) put ' +
@@ -183,7 +183,7 @@ export async function run({ quick, log }) {
           'leaves (WeakRefs, finalization-registry entries, signals): 0.79–0.84× of raw in those runs. With a ' +
           'process per client: 0.90–1.06× in four runs of this section and 0.82–0.93× in three full runs, ' +
           '0.93–1.03× of that floor in all of them; 1.22× of raw and 1.35× of that floor on 2026-12-04, 0.76× and ' +
-          '0.88× on 2026-12-07. Raw itself climbs from round to round (see the rounds below), so a single ' +
+          '0.88×, then 0.72× and 0.79×, on 2026-12-07. Raw itself climbs from round to round (see the rounds below), so a single ' +
           'run moves by several percent either way. On 2026-12-02 the machine was noisier still: a full run gave ' +
           '0.83× of raw and 0.85× of that floor, raw spanning 7,677–15,986 req/s between its rounds and its own ' +
           'CPU per call 64–132 µs; this section alone, run right after, 1.26× of raw.',
