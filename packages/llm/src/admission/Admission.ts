@@ -311,8 +311,14 @@ export class Admission {
     // Refused here, as ProviderLimits and RedisCooldownStore refuse it.
     const clock = clockOption('Admission', options.clock)
     this.#clock = clock
-    this.#wall = options.wallClock ?? Date.now
-    this.#random = options.random ?? Math.random
+    // The globals read at each call, as core's systemClock reads its own:
+    // taken as they were when this admission was made (the process default
+    // is made by a file's first callModel, an app's by its module's import),
+    // fakes a test installed later (vi.useFakeTimers' Date, a spied
+    // Math.random) never reached it — a refusal's retryAtMs years off the
+    // faked now, a pinned jitter that did not pin.
+    this.#wall = options.wallClock ?? (() => Date.now())
+    this.#random = options.random ?? (() => Math.random())
     this.#staggerMs = Math.max(0, staggerMs ?? 100)
     this.#probeLeaseMs = Math.max(0, options.probeLeaseMs ?? 30_000)
     this.#defaultNeededMs = Math.max(0, options.defaultNeededMs ?? 1000)
