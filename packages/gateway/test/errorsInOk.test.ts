@@ -155,9 +155,13 @@ describe('an error hidden in an HTTP 200 is never an empty success', () => {
     const sent = qwen.requests.length + ernie.requests.length + openai.requests.length
     expect(qwen.requests.map((r) => r.apiKey)).toEqual(['qwen-key-1', 'qwen-key-2'])
 
+    // 3 s, as the two above: the 30 s cooldowns fit it no better than 500 ms,
+    // and 500 ms less the ingress reserve (adaptive, up to 100 ms on a loaded
+    // box) and the reply reserve (25) left ~375 ms, which one stall of the
+    // process before admission decided spent: a 504, not the 429.
     const res = await fetch(`${harness!.url}/v1/chat/completions`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-deadline-remaining-ms': '500' },
+      headers: { 'content-type': 'application/json', 'x-deadline-remaining-ms': '3000' },
       body: JSON.stringify({ model: 'chat', messages: [{ role: 'user', content: 'c' }] }),
     })
     expect(res.status).toBe(429)
