@@ -6,6 +6,7 @@ import { Agent, request } from 'undici'
 import { afterEach, describe, expect, it } from 'vitest'
 import { createFetch, deadlineInterceptor } from '../src/index.js'
 import { recordEgress } from './helpers.js'
+import { frozenClock } from './support/frozenClock.js'
 
 let closers: { close(): Promise<unknown> }[] = []
 let server: Server | undefined
@@ -39,6 +40,9 @@ function agent(): Agent {
 }
 
 const retry = { statuses: [503] }
+
+// A refused connect measured as fast: see support/frozenClock.ts.
+const frozen = frozenClock
 
 /**
  * A dispatcher already composed with `deadlineInterceptor` and given to
@@ -81,7 +85,14 @@ describe('a dispatcher already composed with deadlineInterceptor', () => {
     const port = (closed.address() as AddressInfo).port
     closed.close()
     await once(closed, 'close')
-    const fetch = createFetch({ dispatcher: agent().compose(deadlineInterceptor()) })
+    // Both layers measure on a clock that stands still (real timers): the
+    // refused connect is fast, as on an idle box. In real time a loaded box
+    // can report it 50 ms or more after the connect began: slow, never
+    // retried (`slow-connect-failure`), whichever layer judged it.
+    const fetch = createFetch({
+      dispatcher: agent().compose(deadlineInterceptor({ clock: frozen })),
+      clock: frozen,
+    })
     const events = recordEgress()
     try {
       const error = await fetch(`http://127.0.0.1:${port}/`, { method: 'POST', body: 'x' }).catch(

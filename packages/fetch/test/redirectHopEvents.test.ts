@@ -1,9 +1,10 @@
-import { ClientClosedError, type Clock, Deadline, ManualClock, systemClock } from '@hourglass/core'
+import { ClientClosedError, Deadline, ManualClock } from '@hourglass/core'
 import { type FaultServer, faultServer } from '@hourglass/testkit'
 import { afterEach, expect, it } from 'vitest'
 import { fetchChannels } from '../src/channels.js'
 import { createFetch, type HourglassFetch } from '../src/index.js'
 import { type EgressEvents, recordEgress, rejection } from './helpers.js'
+import { frozenClock } from './support/frozenClock.js'
 
 // createFetch follows redirects inside one attempt, each hop a dispatch of
 // its own with its own `attempt` / `attempt-end` events. Every hop was
@@ -74,12 +75,8 @@ it("each redirect hop's events carry that hop's URL and the same attempt number"
 })
 
 it('a retry after a redirect is the next attempt, starting again at the first URL', async () => {
-  // A refused connect is retried when measured as fast: time stands still here.
-  const frozen: Clock = {
-    now: () => 0,
-    setTimeout: systemClock.setTimeout,
-    clearTimeout: systemClock.clearTimeout,
-  }
+  // A refused connect measured as fast: see support/frozenClock.ts.
+  const frozen = frozenClock
   const server: FaultServer = await serve(() => ({
     type: 'respond',
     status: 302,

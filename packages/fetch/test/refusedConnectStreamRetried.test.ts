@@ -2,10 +2,10 @@ import { once } from 'node:events'
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo, LookupFunction } from 'node:net'
 import { Readable } from 'node:stream'
-import { type Clock, systemClock } from '@hourglass/core'
 import { Agent, interceptors, request, fetch as undiciFetch } from 'undici'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createConnector, deadlineInterceptor } from '../src/index.js'
+import { frozenClock } from './support/frozenClock.js'
 import { useCleanup } from './support/useCleanup.js'
 
 // Through deadlineInterceptor, a connect refused at once sends nothing: undici
@@ -47,12 +47,8 @@ afterAll(async () => {
   await once(server, 'close')
 })
 
-// Every failure measures 0 ms (a loaded box can report a refused connect late): fast.
-const frozen: Clock = {
-  now: () => 0,
-  setTimeout: systemClock.setTimeout,
-  clearTimeout: systemClock.clearTimeout,
-}
+// A refused connect measured as fast: see support/frozenClock.ts.
+const frozen = frozenClock
 /** 127.0.0.2 first (loopback, nothing listening there: refused at once), then the server. */
 function refusingFirst(): LookupFunction {
   const answers = ['127.0.0.2', '127.0.0.1']

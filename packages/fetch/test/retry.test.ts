@@ -1,11 +1,9 @@
 import {
-  type Clock,
   retryAfterMs as coreRetryAfterMs,
   DEADLINE_EXPIRED_HEADER,
   Deadline,
   isDeadlineExceeded,
   ManualClock,
-  systemClock,
 } from '@hourglass/core'
 import { type FaultServer, faultServer, tcpFaultServer } from '@hourglass/testkit'
 import { afterEach, describe, expect, it, vi } from 'vitest'
@@ -19,6 +17,7 @@ import {
   retryAfterMs,
 } from '../src/index.js'
 import { type EgressEvents, nextRetry, recordEgress, rejection } from './helpers.js'
+import { frozenClock } from './support/frozenClock.js'
 
 let closers: { close(): Promise<void> }[] = []
 let events: EgressEvents
@@ -88,15 +87,8 @@ afterEach(async () => {
 })
 
 describe('fast connect failure', () => {
-  // A refused connect takes well under 1 ms on loopback, but on two busy cores
-  // the event loop can report it hundreds of ms later. These two tests are about
-  // what happens to a failure *measured* as fast, so they read time from a
-  // clock that stands still (real timers): every failure measures 0 ms.
-  const frozen: Clock = {
-    now: () => 0,
-    setTimeout: systemClock.setTimeout,
-    clearTimeout: systemClock.clearTimeout,
-  }
+  // A refused connect measured as fast: see support/frozenClock.ts.
+  const frozen = frozenClock
 
   it('a connect failure in under 50 ms is retried once, and the retry can succeed', async () => {
     events = recordEgress()

@@ -1,5 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks'
-import { ClientClosedError, type Clock, Deadline, systemClock } from '@hourglass/core'
+import { ClientClosedError, Deadline } from '@hourglass/core'
 import { type FaultServer, faultServer } from '@hourglass/testkit'
 import { Agent, request, Request as UndiciRequest } from 'undici'
 import { afterEach, describe, expect, it } from 'vitest'
@@ -15,6 +15,7 @@ import {
   type LookupFunction,
 } from '../src/index.js'
 import { type EgressEvents, recordEgress, rejection } from './helpers.js'
+import { frozenClock } from './support/frozenClock.js'
 
 // What an undici/fetch user relies on that the retry rules must not break:
 // a request that reached a server is not sent again unless it is safe to
@@ -47,14 +48,8 @@ function agent(options: Parameters<typeof deadlineInterceptor>[0] = {}) {
   return base.compose(deadlineInterceptor(options))
 }
 
-// A refused connect takes well under 1 ms on loopback, but two busy cores can
-// report it much later: these tests are about a failure *measured* as fast,
-// so they read time from a clock that stands still (real timers).
-const frozen: Clock = {
-  now: () => 0,
-  setTimeout: systemClock.setTimeout,
-  clearTimeout: systemClock.clearTimeout,
-}
+// A refused connect measured as fast: see support/frozenClock.ts.
+const frozen = frozenClock
 
 describe('redirects (createFetch follows them inside one attempt)', () => {
   /** Answers every request with `status` to a port on 127.0.0.2 where nothing listens: refused at once. */
