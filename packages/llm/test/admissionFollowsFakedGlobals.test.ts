@@ -92,12 +92,14 @@ it('an overload retried after 5000 ms once the test pins Math.random to 0, with 
       failure = error
     },
   )
-  await vi.waitFor(() => expect(fake.requests).toHaveLength(1), { interval: 1, timeout: 2000 })
+  await vi.waitFor(() => expect(fake.requests).toHaveLength(1), { interval: 1, timeout: 10_000 })
   await vi.advanceTimersByTimeAsync(5000)
   // The retry's answer comes over real loopback I/O: let it in.
   vi.useRealTimers()
+  // Bounded at 10 s, not less: a worker kept from running on two loaded
+  // cores; never sent (the bug), no answer comes and the test fails below.
   await vi
-    .waitFor(() => expect(answer ?? failure).toBeDefined(), { interval: 1, timeout: 500 })
+    .waitFor(() => expect(answer ?? failure).toBeDefined(), { interval: 1, timeout: 10_000 })
     .catch(() => {})
   deadline.dispose()
   expect(failure).toBeUndefined()

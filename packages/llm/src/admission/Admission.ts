@@ -44,7 +44,7 @@ export interface AdmissionOptions {
   store?: CooldownStore | undefined
   /** Time source; must be the clock of the deadlines passed in. Default `systemClock`. */
   clock?: Clock | undefined
-  /** Wall-clock ms for `retryAtMs` and event times. Default `Date.now`. */
+  /** Wall-clock ms for `retryAtMs` and event times. Default `Date.now`, the global read at each call. */
   wallClock?: (() => number) | undefined
   /** The wait when a limit comes without a hint, in ms. Default `defaultCooldownMs`. */
   cooldownMs?: ((input: CooldownInput) => number) | undefined
@@ -103,7 +103,7 @@ export interface AdmissionOptions {
    * still bound what it waits).
    */
   storeTimeoutMs?: number | undefined
-  /** Random source in [0, 1) for jitter. Default `Math.random`. */
+  /** Random source in [0, 1) for jitter. Default `Math.random`, the global read at each call. */
   random?: (() => number) | undefined
   /**
    * Per-provider RPM/TPM limits (memory or Redis), taken after the cooldown
