@@ -27,6 +27,22 @@ const ANSWER = ` ${'abcdefghij'.repeat(200)}`.repeat(500).slice(1)
  * closed, logged and counted. A client that leaves while the gateway waits
  * on it is a 499, streamed or not, not a cut.
  */
+/**
+ * The request's one log line says the client closed (499, `client_closed`),
+ * and /metrics counts it so: one `client_closed` error, one 4xx.
+ */
+async function expectOneClientClosed(
+  run: { lines: LogRecord[]; metrics(): Promise<string> },
+  requestId: string,
+  stream: boolean,
+): Promise<void> {
+  expect(run.lines).toHaveLength(1)
+  expect(run.lines[0]).toMatchObject({ requestId, stream, status: 499, error: 'client_closed' })
+  const page = await run.metrics()
+  expect(page).toMatch(/hourglass_gateway_errors_total\{kind="client_closed"\} 1/)
+  expect(page).toMatch(/hourglass_gateway_requests_total\{status_class="4xx"\} 1/)
+}
+
 describe('a client that does not read its answer', () => {
   let dir: string | undefined
   let fake: FakeProvider | undefined
@@ -210,16 +226,7 @@ describe('a client that does not read its answer', () => {
     expect(run.head.toString('latin1')).toMatch(/^HTTP\/1\.1 200 OK\r\n/)
     run.client.destroy()
     await run.requestLogged
-    expect(run.lines).toHaveLength(1)
-    expect(run.lines[0]).toMatchObject({
-      requestId: 'unread-1',
-      stream: false,
-      status: 499,
-      error: 'client_closed',
-    })
-    const page = await run.metrics()
-    expect(page).toMatch(/hourglass_gateway_errors_total\{kind="client_closed"\} 1/)
-    expect(page).toMatch(/hourglass_gateway_requests_total\{status_class="4xx"\} 1/)
+    await expectOneClientClosed(run, 'unread-1', false)
   })
 
   /**
@@ -306,16 +313,7 @@ describe('a client that does not read its answer', () => {
     await run.waiting
     run.client.destroy()
     await run.requestLogged
-    expect(run.lines).toHaveLength(1)
-    expect(run.lines[0]).toMatchObject({
-      requestId: 'unread-1',
-      stream: true,
-      status: 499,
-      error: 'client_closed',
-    })
-    const page = await run.metrics()
-    expect(page).toMatch(/hourglass_gateway_errors_total\{kind="client_closed"\} 1/)
-    expect(page).toMatch(/hourglass_gateway_requests_total\{status_class="4xx"\} 1/)
+    await expectOneClientClosed(run, 'unread-1', true)
   })
 
   // The client's retry is no provider's failure when the client is what
@@ -485,16 +483,7 @@ describe('a client that does not read its answer', () => {
     await run.until(run.ended)
     run.client.destroy()
     await run.requestLogged
-    expect(run.lines).toHaveLength(1)
-    expect(run.lines[0]).toMatchObject({
-      requestId: 'unread-end',
-      stream: true,
-      status: 499,
-      error: 'client_closed',
-    })
-    const page = await run.metrics()
-    expect(page).toMatch(/hourglass_gateway_errors_total\{kind="client_closed"\} 1/)
-    expect(page).toMatch(/hourglass_gateway_requests_total\{status_class="4xx"\} 1/)
+    await expectOneClientClosed(run, 'unread-end', true)
   })
 
   // The stream failed first: its end carries the deadline's error event,
