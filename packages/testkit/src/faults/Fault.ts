@@ -27,7 +27,7 @@ export type Fault =
       headers?: Record<string, string>
       delayMs?: number
     }
-  /** Send headers announcing `declaredBytes` (default bytes × 10), send `bytes` of body, then stall. */
+  /** Send headers announcing `declaredBytes` (default bytes × 10, at least 1; more than `bytes`), send `bytes` of body, then stall. */
   | { type: 'bytes-then-stall'; bytes: number; declaredBytes?: number; delayMs?: number }
   /** Close the socket (FIN) after `delayMs` without answering. */
   | { type: 'close'; delayMs?: number }

@@ -49,6 +49,7 @@ export function faultProblem(fault: Fault): string | undefined {
       problems.push(
         countProblem('bytes', f['bytes'], true),
         countProblem('declaredBytes', f['declaredBytes']),
+        stallProblem(f['bytes'], f['declaredBytes']),
       )
       break
     case 'retry-after':
@@ -73,6 +74,17 @@ function retryAfter(value: unknown): string | undefined {
   if (typeof value === 'number' && Number.isFinite(value) && value >= 0) return undefined
   if (value instanceof Date && !Number.isNaN(value.getTime())) return undefined
   return `retryAfter must be seconds ≥ 0 or a valid Date, got ${show(value)}`
+}
+
+/**
+ * A `declaredBytes` not above `bytes`: the body is complete (or overruns its
+ * content-length) and nothing stalls — the client got a whole answer while
+ * the record said the request never finished.
+ */
+function stallProblem(bytes: unknown, declared: unknown): string | undefined {
+  if (typeof bytes !== 'number' || typeof declared !== 'number' || declared > bytes)
+    return undefined
+  return `declaredBytes (${declared}) must be more than bytes (${bytes}): the body would be complete (or overrun its content-length), and nothing would stall`
 }
 
 /** A field this kind of Fault does not read (`{ type: 'respond', delayMS: 100 }` had no delay), with the one probably meant. */

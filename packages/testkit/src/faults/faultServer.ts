@@ -307,7 +307,8 @@ function serve(fault: Fault, res: ServerResponse, marks: Marks): void {
       later(fault.delayMs ?? 0, () => {
         res.writeHead(200, {
           'content-type': 'application/octet-stream',
-          'content-length': String(fault.declaredBytes ?? fault.bytes * 10),
+          // At least 1: `bytes: 0` announced 0 and sent a complete, empty answer.
+          'content-length': String(fault.declaredBytes ?? Math.max(fault.bytes * 10, 1)),
         })
         res.write('x'.repeat(fault.bytes))
       })

@@ -46,6 +46,15 @@ function streamError(value: unknown): string | undefined {
   if (typeof after !== 'number' || !Number.isInteger(after) || after < 0) {
     return `streamError.afterTokens must be a whole number ≥ 0, got ${shown(after)}`
   }
+  const body = e['body']
+  // Left out, the frame read `data: undefined`.
+  if (body === undefined) {
+    return 'streamError.body must be the error payload (an object, sent as JSON, or a string, sent as written), got undefined'
+  }
+  // A string goes out as written, on one SSE `data:` line: a line break would end the frame early.
+  if (typeof body === 'string' && /[\r\n]/.test(body)) {
+    return `streamError.body must be one line when it is a string (it is one SSE data line), got ${shown(body)}`
+  }
   if (e['status'] === undefined) return undefined
   const wrong = statusProblem(e['status'])
   return wrong === undefined ? undefined : `streamError.${wrong}`

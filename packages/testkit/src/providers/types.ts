@@ -49,7 +49,7 @@ export interface ScriptedToolCall {
 /** An error frame sent inside a 200 stream after some tokens (Anthropic `event: error`, DashScope `event:error`). */
 export interface ScriptedStreamError {
   afterTokens: number
-  /** The provider's error payload, sent as the frame's JSON. */
+  /** The provider's error payload: an object is sent as the frame's JSON, a string as it is (one line), as `ErrorReply.body` is. */
   body: unknown
   /** The HTTP status the provider claims inside the frame (DashScope's `:HTTP_STATUS/429`). Default 500. */
   status?: number | undefined

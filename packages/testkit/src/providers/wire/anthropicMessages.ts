@@ -1,5 +1,6 @@
 import { bufferedInput } from './bufferedInput.js'
 import { finishedInput } from './finishedInput.js'
+import { frameJson } from './frameJson.js'
 import { RawJson } from './RawJson.js'
 import type { AnswerPlan, Frame, WireFormat } from './WireFormat.js'
 
@@ -180,7 +181,7 @@ export const anthropicMessages: WireFormat = {
   },
 
   errorFrame(error) {
-    return `event: error\ndata: ${JSON.stringify(error.body)}\n\n`
+    return `event: error\ndata: ${frameJson(error.body)}\n\n`
   },
 }
 

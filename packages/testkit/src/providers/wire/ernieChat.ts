@@ -1,3 +1,4 @@
+import { frameJson } from './frameJson.js'
 import type { AnswerPlan, Frame, WireFormat } from './WireFormat.js'
 
 const FINISH = {
@@ -62,7 +63,7 @@ export const ernieChat: WireFormat = {
   },
 
   errorFrame(error) {
-    return `data: ${JSON.stringify(error.body)}\n\n`
+    return `data: ${frameJson(error.body)}\n\n`
   },
 }
 

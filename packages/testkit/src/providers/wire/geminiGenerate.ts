@@ -1,3 +1,4 @@
+import { frameJson } from './frameJson.js'
 import { RawJson, stringifyWithRaw } from './RawJson.js'
 import type { AnswerPlan, Frame, WireFormat } from './WireFormat.js'
 
@@ -129,7 +130,7 @@ export const geminiGenerate: WireFormat = {
   },
 
   errorFrame(error) {
-    return `data: ${JSON.stringify(error.body)}\r\n\r\n`
+    return `data: ${frameJson(error.body)}\r\n\r\n`
   },
 }
 

@@ -1,3 +1,4 @@
+import { frameJson } from './frameJson.js'
 import { geminiGenerate } from './geminiGenerate.js'
 import type { Frame, WireFormat } from './WireFormat.js'
 
@@ -32,7 +33,7 @@ export const geminiJsonArray: WireFormat = {
   errorFrame(error, plan, framesBefore) {
     const before = geminiGenerate.frames(plan).slice(0, framesBefore)
     const opening = framesBefore === 0 ? '[' : before.some((f) => f.text !== '') ? ',\r\n' : ''
-    return `${opening}${JSON.stringify(error.body)}]`
+    return `${opening}${frameJson(error.body)}]`
   },
 }
 

@@ -1,4 +1,5 @@
 import { randomInt } from 'node:crypto'
+import { frameJson } from './frameJson.js'
 import type { AnswerPlan, Frame, WireFormat } from './WireFormat.js'
 
 /**
@@ -237,9 +238,9 @@ export const openAIChat: WireFormat = {
     if (plan.dialect === 'qwen') {
       // DashScope's own SSE framing: no space after the colons, and the
       // status the error stands for rides along as a comment line.
-      return `id:${plan.textTokens.length + 1}\nevent:error\n:HTTP_STATUS/${error.status ?? 500}\ndata:${JSON.stringify(error.body)}\n\n`
+      return `id:${plan.textTokens.length + 1}\nevent:error\n:HTTP_STATUS/${error.status ?? 500}\ndata:${frameJson(error.body)}\n\n`
     }
-    return `data: ${JSON.stringify(error.body)}\n\n`
+    return `data: ${frameJson(error.body)}\n\n`
   },
 }
 
