@@ -19,6 +19,7 @@ import { noRouteMessage } from './http/noRouteMessage.js'
 import { pathOf } from './http/pathOf.js'
 import type { DrainReport } from './http/RequestTracker.js'
 import { hasBody } from './http/readBody.js'
+import { refuseConnect } from './http/refuseConnect.js'
 import { lacksHost, refuseHostless } from './http/refuseHostless.js'
 import { refuseUnparsed } from './http/refuseUnparsed.js'
 import { scopeOf } from './http/requestScope.js'
@@ -206,6 +207,9 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
   // What Node's parser cannot read gets an answer with an id and a log line
   // (Node's own: a bare 400 nobody could trace).
   server.on('clientError', refuseUnparsed(log))
+  // A CONNECT (the gateway given as an HTTPS proxy): with no listener Node
+  // destroyed its socket with nothing written or logged.
+  server.on('connect', refuseConnect(log))
   try {
     // Serve with shared limits from the first request when Redis is reachable;
     // locally otherwise, or at once when a signal came: no point waiting to serve.
