@@ -120,6 +120,7 @@ export const ISOLATED = [
   // instrumentation-http must patch node:http before express loads.
   'packages/otel/test/cutStreamedResponseIsError.test.ts',
   'packages/otel/test/endedServerSpan.test.ts',
+  'packages/otel/test/lateAnswerSpan.test.ts',
   'packages/otel/test/refusedRequest.test.ts',
   'packages/otel/test/nodeSdkChain.test.ts',
   'packages/otel/test/propagatorBehindDeadline.test.ts',

@@ -899,6 +899,33 @@ export class IngressRequest {
     if (this.#stillDue !== undefined) this.#clearStillDue()
     if (this.#onFinish !== undefined) removeListener.call(this.res, 'finish', this.#onFinish)
     removeListener.call(this.res, 'close', this.#onClose)
+    // Answered after its time, before its timer had a turn: the loop was
+    // busy (the handler's own synchronous work, or another request's), and
+    // the answer was written in the turn that ended the stall, its timer
+    // still pending. It went out as written, late: a 504 could not have
+    // been on time either. Reported `ok` (no `expire`, no `onExpire`), it
+    // was counted as an answer in time, and a busy process's late answers
+    // were invisible — in dark mode too, whose expiry is its timer's.
+    // Judged when the response ends, not when the handler called `end()`
+    // (watching that costs every request a listener): an answer ended in
+    // time whose flush was only told after a stall past the deadline is
+    // reported too, on a loop that was late for it all the same.
+    if (
+      this.#outcome === 'ok' &&
+      !this.#answered &&
+      !this.#observed &&
+      !this.deadline.done &&
+      this.deadline.expired
+    ) {
+      const observe = this.#options.observe
+      if (!observe) this.#outcome = 'expired'
+      this.#publishExpire(
+        'handler',
+        observe ? 'observed' : 'late',
+        this.#runningSlice(),
+        this.deadline.elapsed(),
+      )
+    }
     this.deadline.dispose()
     if (expressChannels.end.hasSubscribers) {
       expressChannels.end.publish(() => {

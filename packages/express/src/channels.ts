@@ -47,9 +47,11 @@ export interface IngressExpireMessage {
   /**
    * `504` answered; `ended` a started (streaming) response was ended;
    * `observed` dark mode did nothing; `app` the app answered it itself and
-   * said so (`reportExpired`): its own 504, a stream's error event or cut.
+   * said so (`reportExpired`): its own 504, a stream's error event or cut;
+   * `late` the handler's own answer was written after the deadline, before
+   * its timer had a turn (a busy loop), and went out as written.
    */
-  action: '504' | 'ended' | 'observed' | 'app'
+  action: '504' | 'ended' | 'observed' | 'app' | 'late'
 }
 
 /** `hourglass:ingress:client-closed`. */
