@@ -1,4 +1,5 @@
 import { AsyncResource } from 'node:async_hooks'
+import { channel } from 'node:diagnostics_channel'
 import { Readable } from 'node:stream'
 import {
   currentDeadline,
@@ -176,7 +177,12 @@ class DispatchCallInit implements OutboundCallInit {
   replayable: boolean
   /** The config's phase limits, or narrower ones for this request (see `callerLimits`). */
   readonly limits: PhaseLimits
-  readonly #origin: unknown
+  /**
+   * The dispatch's origin; undefined when the dispatcher beneath brings its
+   * own (a Pool's or Client's own API, `pool.request({ path })`): then the
+   * one undici makes the request with, found as it is dispatched (`send`).
+   */
+  origin: unknown
   readonly #path: string
   readonly #headers: Opts['headers']
 
@@ -190,14 +196,14 @@ class DispatchCallInit implements OutboundCallInit {
     this.retry = mergeRetry(config.retry, opts.retry)
     this.replayable = isBodyReplayable(opts.body)
     this.limits = callerLimits(config, opts.headersTimeout, opts.bodyTimeout)
-    this.#origin = opts.origin
+    this.origin = opts.origin
     this.#path = opts.path
     this.#headers = opts.headers
   }
 
   /** Origin and path, for events (no query); read only when an event is published. */
   get url(): string {
-    return dispatchEventUrl(this.#origin, this.#path)
+    return dispatchEventUrl(this.origin, this.#path)
   }
 
   repeatable(): boolean {
@@ -255,10 +261,17 @@ class DispatchCall implements CallDriver, AttemptHandlerHooks {
 
   send(number: number): void {
     const attempt = this.#call.attempt(number)
+    const init = this.#call.init as DispatchCallInit
+    // No origin in the options (a Pool's or Client's own `request({ path })`):
+    // its events named the path alone, and otel's `url.full` read `/v1/items`.
+    // The Client beneath makes its request during the dispatch: the origin
+    // is read off it, and the attempt announced after.
+    const findOrigin = init.origin == null
     // A retry sent at once for a failure may be refused as it is handed
     // over (see `beforeError`): a retry never made, so not announced as an
     // attempt until the dispatch is past that refusal.
-    if (this.#retriedFor !== undefined) attempt.holdAnnouncement()
+    if (this.#retriedFor !== undefined || findOrigin) attempt.holdAnnouncement()
+    if (findOrigin) findOriginOf(init)
     this.#sending = true
     try {
       sendAttempt(
@@ -268,6 +281,7 @@ class DispatchCall implements CallDriver, AttemptHandlerHooks {
         attempt,
       )
     } finally {
+      if (originless === init) originless = undefined
       this.#sending = false
       attempt.announceHeld(true)
     }
@@ -514,4 +528,31 @@ function abortSignalOf(signal: unknown): AbortSignal | undefined {
     typeof (signal as AbortSignal).aborted === 'boolean'
     ? (signal as AbortSignal)
     : undefined
+}
+
+/**
+ * undici publishes each request it makes (`undici:request:create`, with the
+ * request's `origin`) from inside the dispatch that hands it over: the call
+ * dispatching without an origin of its own takes the first one published.
+ * A Pool whose connections are all busy queues the dispatch and makes the
+ * request later: its events keep the path alone, as before.
+ */
+const requestCreate = channel('undici:request:create')
+let originless: DispatchCallInit | undefined
+let listeningForOrigin = false
+
+function findOriginOf(init: DispatchCallInit): void {
+  if (!listeningForOrigin) {
+    listeningForOrigin = true
+    requestCreate.subscribe(onRequestCreate)
+  }
+  originless = init
+}
+
+function onRequestCreate(message: unknown): void {
+  const init = originless
+  if (init === undefined) return
+  originless = undefined
+  const origin = (message as { request?: { origin?: unknown } } | null)?.request?.origin
+  if (origin != null) init.origin = origin
 }

@@ -1,0 +1,61 @@
+import { type FaultServer, faultServer } from '@hourglass/testkit'
+import { Client, type Dispatcher, Pool } from 'undici'
+import { afterEach, expect, it } from 'vitest'
+import { createConnector, deadlineInterceptor } from '../src/index.js'
+import { type EgressEvents, recordEgress } from './helpers.js'
+
+// undici's Pool and Client have a request API of their own that takes no
+// origin (`pool.request({ path, method })`): the Client beneath adds its own
+// as it makes the request. Composed with the interceptor, the events named
+// the path alone (`/v1/items`), and @hourglass/otel's `url.full` with them,
+// where the README says "URLs are origin + path".
+
+let closers: { close(): Promise<void> }[] = []
+let events: EgressEvents | undefined
+afterEach(async () => {
+  events?.stop()
+  events = undefined
+  await Promise.all(closers.map((c) => c.close()))
+  closers = []
+})
+
+const makers: [string, (url: string) => Dispatcher & { close(): Promise<void> }][] = [
+  ['Pool', (url) => new Pool(url, { connect: createConnector() })],
+  ['Client', (url) => new Client(url, { connect: createConnector() })],
+]
+
+it.each(makers)("names origin + path for a %s's own request API", async (_name, make) => {
+  const server: FaultServer = await faultServer({ type: 'respond', body: 'ok' })
+  closers.push(server)
+  const base = make(server.url)
+  closers.push(base)
+  events = recordEgress()
+  const res = await base
+    .compose(deadlineInterceptor())
+    .request({ path: '/v1/items?key=1', method: 'GET' })
+  await res.body.text()
+  const url = `http://127.0.0.1:${server.port}/v1/items`
+  expect(events.attempts.map((a) => a.url)).toEqual([url])
+  expect(events.ends.map((e) => e.url)).toEqual([url])
+})
+
+it.each(makers)('names it on a retry too (%s)', async (_name, make) => {
+  const server: FaultServer = await faultServer((_req, i) =>
+    i === 0 ? { type: 'respond', status: 503 } : { type: 'respond', body: 'ok' },
+  )
+  closers.push(server)
+  const base = make(server.url)
+  closers.push(base)
+  events = recordEgress()
+  const res = await base
+    .compose(deadlineInterceptor({ retry: { statuses: [503] } }))
+    .request({ path: '/v1/items', method: 'GET' })
+  expect(res.statusCode).toBe(200)
+  await res.body.text()
+  const url = `http://127.0.0.1:${server.port}/v1/items`
+  expect(events.attempts.map((a) => [a.attempt, a.url])).toEqual([
+    [1, url],
+    [2, url],
+  ])
+  expect(events.retries.map((r) => r.url)).toEqual([url])
+})
