@@ -1,3 +1,4 @@
+import { setImmediate } from 'node:timers'
 import { Deadline, describeValue, optionError, refuseUnknownOptions } from '@hourglass/core'
 import type { Attempt, AttemptTimings } from './Attempt.js'
 import { type CreateFetchOptions, createFetch } from './createFetch.js'
@@ -243,6 +244,13 @@ export async function probe(url: string | URL, options: ProbeOptions = {}): Prom
         bound?.dispose()
         if (!shared) await fetch.close()
       }
+      // undici puts a kept-alive connection back in its pool a turn after
+      // the body's end has been read: the next call made at once opened a
+      // second connection, and with `warmup: 1` the first sample timed a
+      // lookup and a connect (`phases.connect` set, a connect timeout
+      // suggested for a keep-alive probe). Node's own setImmediate: an app's
+      // fake timers replace the global one.
+      if (shared) await new Promise<void>((resolve) => setImmediate(resolve))
     }
   } finally {
     await shared?.close()
