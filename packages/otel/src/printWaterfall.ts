@@ -116,6 +116,23 @@ export function formatWaterfall(
       `formatWaterfall: legend must be true or false, got ${describeValue(drawKey)}`,
     )
   }
+  // Checked as the options are: the exporter's method passed uncalled
+  // (`exporter.getFinishedSpans`, a function of length 0) drew "(no spans)"
+  // over a trace that had spans; undefined, a Set or an object failed deep
+  // inside ("Cannot read properties of undefined (reading 'length')").
+  if (!Array.isArray(spans)) {
+    const hint = typeof spans === 'function' ? ': call it for its spans' : ''
+    throw new TypeError(
+      `formatWaterfall: spans must be an array of spans (exporter.getFinishedSpans()), got ${describeValue(spans)}${hint}`,
+    )
+  }
+  for (const [index, s] of spans.entries()) {
+    if (typeof s !== 'object' || s === null || typeof s.spanContext !== 'function') {
+      throw new TypeError(
+        `formatWaterfall: spans[${index}] must be a span (a ReadableSpan), got ${describeValue(s)}`,
+      )
+    }
+  }
   if (spans.length === 0) return '(no spans)\n'
   const columns = Math.min(MAX_COLUMNS, Math.max(60, Math.floor(given ?? 80)))
   // A loop, not Math.min(...spans): spreading an exporter's 150 000 spans
