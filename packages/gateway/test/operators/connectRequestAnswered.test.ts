@@ -1,27 +1,8 @@
-import { once } from 'node:events'
-import { connect, type Socket } from 'node:net'
+import type { Socket } from 'node:net'
 import type { FakeProvider } from '@hourglass/testkit'
 import { afterEach, describe, expect, it } from 'vitest'
 import { fakeProvider, fallback, type Harness, startHarness } from '../support/harness.js'
-
-/** Sends `text` on a new connection; resolves everything received until the server closes it. */
-async function exchange(url: string, text: string, sockets: Socket[]): Promise<string> {
-  const socket = connect(Number(new URL(url).port), '127.0.0.1')
-  sockets.push(socket)
-  await once(socket, 'connect')
-  const chunks: Buffer[] = []
-  socket.on('data', (chunk: Buffer) => chunks.push(chunk))
-  socket.on('error', () => {})
-  const closed = once(socket, 'close')
-  socket.write(text)
-  await closed
-  return Buffer.concat(chunks).toString('latin1')
-}
-
-function headerOf(answer: string, name: string): string | undefined {
-  const head = answer.slice(0, answer.indexOf('\r\n\r\n'))
-  return new RegExp(`^${name}: (.*)$`, 'im').exec(head)?.[1]
-}
+import { rawExchange as exchange, rawHeaderOf as headerOf } from '../support/rawExchange.js'
 
 /**
  * A CONNECT (a client, or curl -x, given the gateway as its HTTPS proxy)
