@@ -270,10 +270,17 @@ async function answer(
   maxTurns: number,
   messages: ChatMessage[],
 ): Promise<ChatResponse> {
+  // The request is the history: another history (a tool that failed, then
+  // answered on a rerun) is another request, and gets another key — sent
+  // under the same one, a server that honours Idempotency-Key replays the
+  // first request's answer or refuses the key reused with another payload
+  // (422). The same history keeps its key. One the key cannot be made of
+  // (a BigInt a caller put in it) gets the operation's and the turn's.
+  const historyId = historyKey(options.operationId, turn, messages)
   const ask = async () => {
     const response = await options.call([...messages], {
       turn,
-      idempotencyKey: idempotencyKey({ operation: options.operationId, turn }),
+      idempotencyKey: historyId ?? idempotencyKey({ operation: options.operationId, turn }),
       lastTurn: turn === maxTurns,
       signal: run.signal,
     })
@@ -300,7 +307,7 @@ async function answer(
   if (turn === maxTurns || Object.getOwnPropertyNames(options.tools).length === 0) {
     return untilEnded(ask(), bounds)
   }
-  const key = historyKey(options.operationId, turn, messages)
+  const key = historyId
   // A history no key can be made of (a BigInt a caller put in it) is asked, not remembered.
   if (key === undefined) return untilEnded(ask(), bounds)
   try {
@@ -481,7 +488,15 @@ async function runTool(
 function resultContent(value: unknown): string {
   if (typeof value === 'string') return value
   try {
-    return JSON.stringify(value, jsonSafe()) ?? 'null'
+    const text = JSON.stringify(value, jsonSafe()) ?? 'null'
+    // An object JSON writes as a string (a Date, a MongoDB ObjectId, a URL:
+    // their `toJSON`) is that string, as a store outside the process (JSON)
+    // gives it back on a rerun: quoted here and bare there, the history
+    // differed, the next turn's remembered answer was not found, and the
+    // model, asked again, worded its call anew — the email sent twice.
+    return typeof value === 'object' && value !== null && text.startsWith('"')
+      ? (JSON.parse(text) as string)
+      : text
   } catch (error) {
     // A `toJSON` or getter that throws: the tool still completed.
     return `the tool completed, but its result could not be written as JSON (${describeThrown(error)})`
