@@ -1,4 +1,9 @@
-import { streamableReason, systemClock } from '@hourglass/core'
+import {
+  DEADLINE_EXPIRED_HEADER,
+  expiryError,
+  streamableReason,
+  systemClock,
+} from '@hourglass/core'
 import { createFetch, type DeadlineDispatchOptions, type HourglassFetch } from '@hourglass/fetch'
 import { request as undiciRequest } from 'undici'
 import { StreamCollector } from '../call/StreamCollector.js'
@@ -286,6 +291,22 @@ export function createAdapter(
     try {
       res = await undiciRequest(out.url, out.options)
       headersAt = clock.now()
+      // An Hourglass hop behind this URL (@hourglass/gateway, an Express app
+      // with deadline()) spent the budget this attempt sent it: its 504 with
+      // `x-deadline-expired: 1` is this call's deadline running out, told
+      // early (the hop answers within its reserve of the end), as the gRPC
+      // client reads the same trailer. Read as a provider's server_error it
+      // was a ModelUnavailableError (an Express app's 500, not deadlineErrors()'
+      // 504 naming the slice), or a fallback sent with the last few ms.
+      if (
+        res.statusCode === 504 &&
+        send.deadline !== undefined &&
+        !send.deadline.observe &&
+        headerValue(res.headers, DEADLINE_EXPIRED_HEADER)?.split(',')[0]?.trim() === '1'
+      ) {
+        discardBody(res.body)
+        throw expiryError(send.deadline)
+      }
       res.body.once('close', unlink)
       return await work(res)
     } catch (thrown) {
