@@ -789,6 +789,25 @@ export class IngressRequest {
     if (!ingress.#finished && !ingress.res.writableFinished) destroy.call(ingress.res)
   }
 
+  /** See `#finish`: an answer that ended after the caller's deadline, before our timer ran. */
+  #reportLate(): void {
+    const slice = this.#runningSlice()
+    const elapsedMs = this.deadline.elapsed()
+    if (!this.#options.observe) {
+      this.#outcome = 'expired'
+      // What the timer would have done had it had its turn (as `#expire`
+      // does): the work still running for an answer already out is stopped.
+      // Left running, it held the request's server span in @hourglass/otel
+      // until it ended on its own. (`#onDeadlineCancel` ignores it: finished.)
+      this.deadline.cancel(
+        isDeadlineExceeded(this.deadline.reason)
+          ? this.deadline.reason
+          : new DeadlineExceededError({ budgetMs: this.budgetMs, elapsedMs, slice }),
+      )
+    }
+    this.#publishExpire('handler', this.#options.observe ? 'observed' : 'late', slice, elapsedMs)
+  }
+
   #publishExpire(
     stage: IngressExpireMessage['stage'],
     action: IngressExpireMessage['action'],
@@ -896,35 +915,32 @@ export class IngressRequest {
       this.#forgetTurn()
       this.#forgetTurn = undefined
     }
-    if (this.#stillDue !== undefined) this.#clearStillDue()
+    // A handler that cancelled its deadline still had its 504 due (`#stillDue`).
+    const stillDue = this.#stillDue !== undefined
+    if (stillDue) this.#clearStillDue()
     if (this.#onFinish !== undefined) removeListener.call(this.res, 'finish', this.#onFinish)
     removeListener.call(this.res, 'close', this.#onClose)
-    // Answered after its time, before its timer had a turn: the loop was
-    // busy (the handler's own synchronous work, or another request's), and
-    // the answer was written in the turn that ended the stall, its timer
-    // still pending. It went out as written, late: a 504 could not have
-    // been on time either. Reported `ok` (no `expire`, no `onExpire`), it
-    // was counted as an answer in time, and a busy process's late answers
-    // were invisible — in dark mode too, whose expiry is its timer's.
-    // Judged when the response ends, not when the handler called `end()`
-    // (watching that costs every request a listener): an answer ended in
-    // time whose flush was only told after a stall past the deadline is
-    // reported too, on a loop that was late for it all the same.
+    // Ended after the caller's deadline, before the deadline's timer (or
+    // the 504 still due) had its turn: the loop was busy (the handler's own
+    // synchronous work, or another request's), and the answer was written
+    // in the turn that ended the stall. It went out as written, late for
+    // its caller: a 504 could not have been on time either. Reported `ok`
+    // (no `expire`, no `onExpire`), it was counted as an answer in time, and
+    // a busy process's late answers were invisible — in dark mode too, whose
+    // expiry is its timer's. Judged against the caller's budget, not the
+    // handler's deadline (`reserveMs` earlier): an answer within the reserve
+    // reached its caller in time. And when the response ends, not when the
+    // handler called `end()` (watching that costs every request a listener):
+    // an answer ended in time whose flush was only told after a stall past
+    // the deadline is reported too, on a loop that was late for it anyway.
     if (
       this.#outcome === 'ok' &&
       !this.#answered &&
       !this.#observed &&
-      !this.deadline.done &&
-      this.deadline.expired
+      (stillDue || !this.deadline.done) &&
+      this.deadline.elapsed() >= this.budgetMs
     ) {
-      const observe = this.#options.observe
-      if (!observe) this.#outcome = 'expired'
-      this.#publishExpire(
-        'handler',
-        observe ? 'observed' : 'late',
-        this.#runningSlice(),
-        this.deadline.elapsed(),
-      )
+      this.#reportLate()
     }
     this.deadline.dispose()
     if (expressChannels.end.hasSubscribers) {

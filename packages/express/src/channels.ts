@@ -48,8 +48,9 @@ export interface IngressExpireMessage {
    * `504` answered; `ended` a started (streaming) response was ended;
    * `observed` dark mode did nothing; `app` the app answered it itself and
    * said so (`reportExpired`): its own 504, a stream's error event or cut;
-   * `late` the handler's own answer was written after the deadline, before
-   * its timer had a turn (a busy loop), and went out as written.
+   * `late` the handler's own answer ended after the caller's deadline,
+   * before the deadline's timer had a turn (a busy loop), and went out as
+   * written.
    */
   action: '504' | 'ended' | 'observed' | 'app' | 'late'
 }

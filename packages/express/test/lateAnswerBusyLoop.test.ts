@@ -30,8 +30,13 @@ describe.each(majors)(
       server = undefined
     })
 
-    async function serve(mode: 'enforce' | 'observe', busyMs: number) {
+    async function serve(
+      mode: 'enforce' | 'observe',
+      busyMs: number,
+      { cancelFirst = false }: { cancelFirst?: boolean } = {},
+    ) {
       const clock = new ManualClock()
+      let signal: AbortSignal | undefined
       const hooked: IngressExpireMessage[] = []
       const expired = record<IngressExpireMessage>('hourglass:ingress:expire')
       const ends = record<IngressEndMessage>('hourglass:ingress:end')
@@ -41,7 +46,10 @@ describe.each(majors)(
       )
       app.get(
         '/',
-        major.route(async (_req, res) => {
+        major.route(async (req, res) => {
+          signal = req.deadline.signal
+          // An upstream failed, say: the handler stops its own work, its 504 still due.
+          if (cancelFirst) req.deadline.cancel(new Error('upstream failed'))
           const at = clock.now()
           clock.now = () => at + busyMs // the loop was busy: no timer ran
           res.json({ answer: 42 })
@@ -56,6 +64,7 @@ describe.each(majors)(
         return {
           status: res.statusCode,
           body,
+          aborted: signal?.aborted,
           hooked,
           expired: expired.messages,
           ends: ends.messages,
@@ -76,6 +85,15 @@ describe.each(majors)(
       ])
       expect(got.hooked.map((m) => m.action)).toEqual(['late'])
       expect(got.ends.map((m) => [m.outcome, m.statusCode])).toEqual([['expired', 200]])
+      // Cancelled, as the timer would have: what still runs for the request stops.
+      expect(got.aborted).toBe(true)
+    })
+
+    it('reports it when the handler had cancelled its deadline, its 504 still due', async () => {
+      const got = await serve('enforce', 300, { cancelFirst: true })
+      expect(got.status).toBe(200)
+      expect(got.expired.map((m) => m.action)).toEqual(['late'])
+      expect(got.ends.map((m) => m.outcome)).toEqual(['expired'])
     })
 
     it('reports it in dark mode too, as observed, the outcome unchanged', async () => {
@@ -86,12 +104,18 @@ describe.each(majors)(
       expect(got.ends.map((m) => m.outcome)).toEqual(['ok'])
     })
 
-    it('reports nothing for an answer in time', async () => {
-      const got = await serve('enforce', 50)
+    it.each([
+      ['in time', 50],
+      // Past the handler's deadline (100 − reserveMs 10), before the caller's:
+      // the answer reached its caller in time.
+      ['within the reserve', 95],
+    ])('reports nothing for an answer %s', async (_, busyMs) => {
+      const got = await serve('enforce', busyMs)
       expect(got.status).toBe(200)
       expect(got.expired).toEqual([])
       expect(got.hooked).toEqual([])
       expect(got.ends.map((m) => m.outcome)).toEqual(['ok'])
+      expect(got.aborted).toBe(false)
     })
   },
 )

@@ -48,8 +48,9 @@ export const ATTR_DEADLINE_ELAPSED_MS = 'hourglass.deadline.elapsed_ms'
 /** Where time ran out: `arrival`, `handler`, `queued`, `slice`, `upstream` (see `DeadlineStage`). */
 export const ATTR_DEADLINE_STAGE = 'hourglass.deadline.stage'
 /**
- * What was done when time ran out: `504`, `ended` or `app` (HTTP; `app`: the
- * app answered it itself and reported it), `status` (gRPC
+ * What was done when time ran out: `504`, `ended`, `app` or `late` (HTTP;
+ * `app`: the app answered it itself and reported it; `late`: the handler's
+ * own answer ended after the caller's deadline, before the timer ran), `status` (gRPC
  * `DEADLINE_EXCEEDED`), `failed` (a job moved to failed), `completed` (a job
  * that returned anyway, late), `observed` (dark mode: nothing).
  */
