@@ -1,7 +1,12 @@
 import type { IncomingMessage } from 'node:http'
+import type { Socket } from 'node:net'
 import type { Duplex } from 'node:stream'
 import type { LogLevel } from '../log/GatewayLogger.js'
 import { REQUEST_ID_HEADER, requestIdFrom } from './requestScope.js'
+import { responseOn } from './responseOn.js'
+
+/** How long the 405 may take to leave before its connection is dropped, ms. */
+const FLUSH_LIMIT_MS = 5000
 
 /**
  * A server's `connect` listener. A CONNECT is a client given the gateway as
@@ -16,6 +21,25 @@ export function refuseConnect(
   log: (level: LogLevel, event: string, fields: Record<string, unknown>) => void,
 ): (req: IncomingMessage, socket: Duplex) => void {
   return (req, socket) => {
+    socket.on('error', () => {})
+    // Behind a request still being answered on this connection (pipelined):
+    // written at once, the 405 went out as that request's answer, and the
+    // close cut the real one. Written once every answer before it is out
+    // (Node hands the socket to the next queued answer before the last
+    // one's 'close'); not at all if one of them closed the connection.
+    const answerInTurn = (): void => {
+      const answering = responseOn(socket)
+      if (answering !== undefined) {
+        answering.once('close', answerInTurn)
+        return
+      }
+      if (socket.writable) refuse(req, socket)
+      else socket.destroy()
+    }
+    answerInTurn()
+  }
+
+  function refuse(req: IncomingMessage, socket: Duplex): void {
     const id = requestIdFrom(req.headers[REQUEST_ID_HEADER])
     const body = JSON.stringify({
       error: {
@@ -26,11 +50,14 @@ export function refuseConnect(
         code: 'method_not_allowed',
       },
     })
-    socket.on('error', () => {})
     // Written, then closed once flushed (the server's sockets stay half-open
     // after an end: a client waiting for its tunnel never closes its side).
     // Whatever it sends next would be the tunnel's bytes, not HTTP.
     socket.once('finish', () => socket.destroy())
+    // Node's request timeouts no longer watch a socket handed to 'connect':
+    // a client that reads nothing (the answer never flushed) is bounded here.
+    const raw = socket as Socket
+    raw.setTimeout(FLUSH_LIMIT_MS, () => raw.destroy())
     socket.end(
       'HTTP/1.1 405 Method Not Allowed\r\n' +
         `${REQUEST_ID_HEADER}: ${id}\r\n` +

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto'
-import type { ServerResponse } from 'node:http'
 import type { Duplex } from 'node:stream'
 import type { LogLevel } from '../log/GatewayLogger.js'
 import { REQUEST_ID_HEADER } from './requestScope.js'
+import { responseOn } from './responseOn.js'
 
 /** Node's statuses for what its parser refuses (its own default answers). */
 function statusOf(code: string | undefined): number {
@@ -79,16 +79,4 @@ export function refuseUnparsed(
       reason: error.code,
     })
   }
-}
-
-/**
- * The response Node is writing on `socket`, if a request was handed over
- * and is not yet answered: Node sets it when a response takes the socket
- * and clears it when that response finishes, and its own `clientError`
- * handler reads the same field. Read here rather than tracked per request
- * (a set and a `close` listener on every response, for a failure that
- * almost never comes).
- */
-function responseOn(socket: Duplex): ServerResponse | undefined {
-  return (socket as { _httpMessage?: ServerResponse | null })._httpMessage ?? undefined
 }

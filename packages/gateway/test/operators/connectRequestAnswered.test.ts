@@ -1,5 +1,5 @@
 import type { Socket } from 'node:net'
-import type { FakeProvider } from '@hourglass/testkit'
+import { type FakeProvider, reply } from '@hourglass/testkit'
 import { afterEach, describe, expect, it } from 'vitest'
 import { fakeProvider, fallback, type Harness, startHarness } from '../support/harness.js'
 import { rawExchange as exchange, rawHeaderOf as headerOf } from '../support/rawExchange.js'
@@ -50,5 +50,35 @@ describe('a CONNECT request, under startGateway', () => {
       }),
     ])
     expect(fake.requests).toHaveLength(0)
+  })
+
+  it('pipelined behind a request still being answered, waits its turn: that answer is not cut', async () => {
+    const provider = await fakeProvider('openai', ['sk-connect-0001'])
+    fake = provider.fake
+    // Still generating when the CONNECT behind it is read.
+    fake.setReply(reply.text('hello there', { latencyMs: 100 }))
+    harness = await startHarness(
+      { providers: { p: provider.entry }, models: { m: fallback(['p', 'x']) } },
+      { drainOnSignals: false },
+    )
+    const body = JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'hi' }] })
+    const answer = await exchange(
+      harness.url,
+      'POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\n' +
+        `content-length: ${Buffer.byteLength(body)}\r\nx-request-id: post-1\r\n\r\n${body}` +
+        'CONNECT api.openai.com:443 HTTP/1.1\r\nhost: api.openai.com:443\r\nx-request-id: tunnel-1\r\n\r\n',
+      sockets,
+    )
+    // Written at once, the 405 came first, read as the POST's answer, and
+    // the close cut the POST's own (logged 499).
+    // The second head follows the first body directly (no line break after JSON).
+    const statusLines = answer.match(/HTTP\/1\.1 \d{3} [^\r]*/g)
+    expect(statusLines).toEqual(['HTTP/1.1 200 OK', 'HTTP/1.1 405 Method Not Allowed'])
+    expect(answer).toContain('hello there')
+    const lines = harness.logs.filter((l) => l.event === 'request')
+    expect(lines.map((l) => [l.requestId, l.status])).toEqual([
+      ['post-1', 200],
+      ['tunnel-1', 405],
+    ])
   })
 })
