@@ -100,6 +100,12 @@ export class ServerCall {
   #heldHalfClose: (() => void) | undefined
   /** The handler sent its status: a half-close now is no cancel's (see #halfClose). */
   #handlerAnswered = false
+  /**
+   * The handler's answer was given (a unary response, else its status) after
+   * the caller's budget ran out, before the deadline's timer had a turn (see
+   * #judgeLate); undefined until it is given.
+   */
+  #lateAnswer: boolean | undefined
   /** When the call arrived, on the deadline's clock. */
   readonly #arrivedAt: number
   /** The same instant on the wall clock, which grpc-js's deadline is on. */
@@ -143,7 +149,10 @@ export class ServerCall {
         this.#late('sendMessage')
         return
       }
-      if (!this.#method.responseStream) this.#responding = true
+      if (!this.#method.responseStream) {
+        this.#responding = true
+        this.#judgeLate()
+      }
       this.#streamed = true
       next(message)
     },
@@ -152,6 +161,7 @@ export class ServerCall {
         this.#late('sendStatus')
         return
       }
+      this.#judgeLate()
       this.#code ??= sent.code
       this.#handlerAnswered = true
       // Before the status: grpc-js ends the call after it and, a tick later,
@@ -164,7 +174,65 @@ export class ServerCall {
       // tick, before a released half-close's `end` fires (README, step 5).
       this.#releaseHalfClose()
       next(this.#withoutCallersMark(sent))
+      // After it is handed on: the deadline's cancel runs abort listeners,
+      // and the handler's answer was given before any of them.
+      this.#reportLate()
     },
+  }
+
+  /**
+   * Whether the handler's answer comes after the caller's budget ran out,
+   * before the deadline's timer had a turn: the loop was busy (the
+   * handler's own synchronous work, or another call's) past the deadline,
+   * and the answer was given in the turn that ended the stall, its timer
+   * still pending. Judged once, as the answer is given — a unary response's
+   * message (grpc-js sends its status only once that is written: a tick
+   * later, or as long as the client's flow control holds it, by when the
+   * timer may have run and found it on its way, see #expire), else the
+   * status — and against the caller's budget, not the handler's deadline,
+   * which ends `reserveMs` before it: an answer given inside the reserve
+   * reached the caller in time.
+   */
+  #judgeLate(): void {
+    const deadline = this.#deadline
+    if (this.#lateAnswer !== undefined || deadline === undefined) return
+    this.#lateAnswer =
+      !this.#finished &&
+      this.#outcome === 'ok' &&
+      !deadline.done &&
+      deadline.expired &&
+      deadline.clock.now() - this.#arrivedAt >= this.#budgetMs
+  }
+
+  /**
+   * A late answer of the handler's (see #judgeLate), reported as its status
+   * goes out: it goes out as written — `DEADLINE_EXCEEDED` could not have
+   * been on time either — but it was reported `ok`, no `server-expire`: a
+   * busy process's late answers were counted as answers in time, in dark
+   * mode too, whose expiry is its timer's. Enforced, the call ends
+   * `expired` and the deadline is cancelled with a DeadlineExceededError, as
+   * its timer would have ended it, so work still running for the call
+   * stops; in dark mode it is `observed`, the outcome unchanged.
+   */
+  #reportLate(): void {
+    const deadline = this.#deadline
+    if (this.#lateAnswer !== true || deadline === undefined) return
+    this.#lateAnswer = false
+    if (this.#finished || this.#outcome !== 'ok') return
+    const elapsedMs = deadline.elapsed()
+    const observe = this.#options.observe
+    if (!observe) {
+      this.#outcome = 'expired'
+      deadline.cancel(new DeadlineExceededError({ budgetMs: deadline.budgetMs, elapsedMs }))
+    }
+    grpcChannels.serverExpire.publish(() => ({
+      deadline,
+      method: this.#method.path,
+      budgetMs: this.#budgetMs,
+      elapsedMs,
+      stage: 'handler',
+      action: observe ? 'observed' : 'late',
+    }))
   }
 
   /**

@@ -65,8 +65,13 @@ export interface GrpcServerExpireMessage {
    * `handler`: it ran out while handling.
    */
   stage: 'arrival' | 'handler'
-  /** `status`: answered `DEADLINE_EXCEEDED`; `observed`: dark mode, nothing was done. */
-  action: 'status' | 'observed'
+  /**
+   * `status`: answered `DEADLINE_EXCEEDED`; `observed`: dark mode, nothing was
+   * done; `late`: the handler's own answer was given after the caller's
+   * budget ran out, before the deadline's timer had a turn (a busy loop), and
+   * went out as written (the call ends `expired`).
+   */
+  action: 'status' | 'observed' | 'late'
 }
 
 /** `hourglass:grpc:server-client-cancelled`: the client cancelled the call (or its connection closed) before it was answered. */
@@ -110,8 +115,9 @@ export interface GrpcServerEndMessage {
   elapsedMs: number
   /**
    * `ok`: answered by the handler (whatever the status); `expired`: by the
-   * deadline; `client-cancelled`: the caller left before an answer reached it
-   * (one the handler sent as the client reset the stream included);
+   * deadline (or by the handler after it, before its timer ran: expire
+   * action `late`); `client-cancelled`: the caller left before an answer
+   * reached it (one the handler sent as the client reset the stream included);
    * `refused`: answered `INVALID_ARGUMENT` under `strict`, the handler never ran.
    */
   outcome: 'ok' | 'expired' | 'client-cancelled' | 'refused'

@@ -135,7 +135,12 @@ export function grpcTraceHandlers(
           [ATTR_DEADLINE_ACTION]: m.action,
         }),
       )
-      if (m.action !== 'observed') span.setAttribute(ATTR_ERROR_TYPE, 'DEADLINE_EXCEEDED')
+      if (m.action === 'observed') return
+      span.setAttribute(ATTR_ERROR_TYPE, 'DEADLINE_EXCEEDED')
+      // A late answer (`late`) keeps the handler's status, OK included, which
+      // sets no error at the end: the span must say it failed itself, as an
+      // HTTP request's does.
+      span.setStatus({ code: SpanStatusCode.ERROR, message: 'DEADLINE_EXCEEDED' })
     },
     serverClientCancelled(m) {
       servers.get(m.deadline)?.addEvent(EVENT_DEADLINE_CLIENT_CLOSED, {

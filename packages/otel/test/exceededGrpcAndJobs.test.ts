@@ -16,6 +16,7 @@ import {
   type ServerDeadlineOptions,
 } from '@hourglass/grpc'
 import { instrumentDeadlines, type StopInstrumentation } from '@hourglass/otel'
+import { SpanKind, SpanStatusCode } from '@opentelemetry/api'
 import { Redis } from 'ioredis'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { useBullmqQueues } from './helpers/bullmqQueues.js'
@@ -200,6 +201,27 @@ describe('hourglass.deadline.exceeded: gRPC server calls', () => {
     expect((await call).code).toBe(status.OK)
     await expect.poll(() => otel.counter(METRIC, { 'hourglass.deadline.stage': 'handler' })).toBe(1)
     expect(await otel.counter(METRIC)).toBe(1)
+  })
+})
+
+describe('a gRPC handler that answers after its budget, before its timer ran', () => {
+  it('counts it at stage handler and ends its server span as an error, outcome expired', async () => {
+    const clock = new ManualClock()
+    const server = await quotes({ clock, reserveMs: 0 })
+    const call = server.ask(5_000)
+    await server.running
+    const at = clock.now()
+    clock.now = () => at + 6_000 // the loop was busy: no timer ran
+    server.answer()
+    // Given before the timer ran: it goes out as written.
+    expect((await call).code).toBe(status.OK)
+    await expect.poll(() => otel.counter(METRIC, { 'hourglass.deadline.stage': 'handler' })).toBe(1)
+    const spans = await otel.spansWhere((all) => all.some((s) => s.kind === SpanKind.SERVER))
+    const span = spans.find((s) => s.kind === SpanKind.SERVER)!
+    expect(span.events.map((e) => e.attributes?.['hourglass.deadline.action'])).toEqual(['late'])
+    expect(span.attributes['hourglass.deadline.outcome']).toBe('expired')
+    expect(span.attributes['error.type']).toBe('DEADLINE_EXCEEDED')
+    expect(span.status.code).toBe(SpanStatusCode.ERROR)
   })
 })
 
