@@ -265,8 +265,11 @@ class DispatchCall implements CallDriver, AttemptHandlerHooks {
     // No origin in the options (a Pool's or Client's own `request({ path })`):
     // its events named the path alone, and otel's `url.full` read `/v1/items`.
     // The Client beneath makes its request during the dispatch: the origin
-    // is read off it, and the attempt announced after.
-    const findOrigin = init.origin == null
+    // is read off it, and the attempt announced after. Per attempt: a
+    // BalancedPool sends a retry to another upstream (its events named the
+    // first one's).
+    const findOrigin = this.#opts.origin == null
+    if (findOrigin) init.origin = undefined
     // A retry sent at once for a failure may be refused as it is handed
     // over (see `beforeError`): a retry never made, so not announced as an
     // attempt until the dispatch is past that refusal.

@@ -1,5 +1,5 @@
 import { type FaultServer, faultServer } from '@hourglass/testkit'
-import { Client, type Dispatcher, Pool } from 'undici'
+import { BalancedPool, Client, type Dispatcher, Pool } from 'undici'
 import { afterEach, expect, it } from 'vitest'
 import { createConnector, deadlineInterceptor } from '../src/index.js'
 import { type EgressEvents, recordEgress } from './helpers.js'
@@ -58,4 +58,24 @@ it.each(makers)('names it on a retry too (%s)', async (_name, make) => {
     [2, url],
   ])
   expect(events.retries.map((r) => r.url)).toEqual([url])
+})
+
+it('names each attempt its own upstream through a BalancedPool', async () => {
+  const a: FaultServer = await faultServer({ type: 'respond', status: 503 })
+  const b: FaultServer = await faultServer({ type: 'respond', status: 503 })
+  closers.push(a, b)
+  const pool = new BalancedPool([a.url, b.url], { connect: createConnector() })
+  closers.push(pool)
+  events = recordEgress()
+  const res = await pool
+    .compose(deadlineInterceptor({ retry: { statuses: [503] } }))
+    .request({ path: '/x', method: 'GET' })
+  await res.body.text()
+  // One attempt to each upstream (the pool's round robin), each named so.
+  expect([a.records.length, b.records.length]).toEqual([1, 1])
+  const urls = events.attempts.map((m) => m.url)
+  expect(urls).toHaveLength(2)
+  expect(new Set(urls)).toEqual(
+    new Set([`http://127.0.0.1:${a.port}/x`, `http://127.0.0.1:${b.port}/x`]),
+  )
 })
