@@ -34,6 +34,15 @@ export interface LlmAttemptMessage {
    */
   latencyMs: number
   /**
+   * When the attempt began, on `performance.now()`'s clock — on the channel's
+   * message only, and only when the call runs on the real clock (not a
+   * ManualClock of the caller's). A tracer's span of the attempt starts
+   * there: made when the message comes, `now − latencyMs` started as late
+   * as the message was (a GC pause while it was built and handed round),
+   * after the HTTP attempt it covers.
+   */
+  startedAt?: number | undefined
+  /**
    * `false` when the request never left for the provider: the adapter could
    * not build it for this model (`InvalidChatRequestError`, or what its
    * request builder threw), or undici refused its headers (a value with a

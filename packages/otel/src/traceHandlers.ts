@@ -590,7 +590,15 @@ function modelAttemptSpan(tracer: Tracer, m: LlmAttemptMessage, parent: Context)
     m.model === '' ? operation : `${operation} ${m.model}`,
     {
       kind: SpanKind.CLIENT,
-      startTime: Number.isFinite(m.latencyMs) ? end - Math.max(0, m.latencyMs) : end,
+      // When llm says (the real clock), as it began: `end − latencyMs` is as
+      // late as this message came, after a GC pause or a busy subscriber
+      // ahead of us, and such a span began after the egress span it covers.
+      startTime:
+        typeof m.startedAt === 'number' && m.startedAt <= end
+          ? m.startedAt
+          : Number.isFinite(m.latencyMs)
+            ? end - Math.max(0, m.latencyMs)
+            : end,
       attributes: defined({
         [ATTR_GEN_AI_OPERATION_NAME]: operation,
         // The provider, not the adapter's name (the caller's: the gateway's config key).

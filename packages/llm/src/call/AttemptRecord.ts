@@ -22,7 +22,8 @@ export interface AttemptRecord extends LlmAttemptMessage {
 
 /**
  * Hands the record to `onAttempt` and publishes it (without `reason`) when
- * someone listens. `sentTo`, for an attempt that was sent: the adapter and
+ * someone listens, with `startedAt` (the message's only: a record compared
+ * whole in a caller's test stays as it was). `sentTo`, for an attempt that was sent: the adapter and
  * the request, read for the message's server and request parameters only
  * while someone listens (nothing per attempt otherwise).
  */
@@ -30,9 +31,11 @@ export function reportAttempt(
   record: AttemptRecord,
   onAttempt: ((record: AttemptRecord) => void) | undefined,
   sentTo?: { adapter: ModelAdapter; request: ChatRequest } | undefined,
+  startedAt?: number | undefined,
 ): void {
   llmChannels.attempt.publish(() => {
     const { reason: _reason, providerMessage: _providerMessage, ...message } = record
+    if (startedAt !== undefined) message.startedAt = startedAt
     if (sentTo !== undefined && record.sent !== false) {
       Object.assign(message, serverOf(sentTo.adapter))
       message.request = requestParamsOf(sentTo.request)

@@ -350,6 +350,7 @@ async function attemptsOn(
         ),
         options.onAttempt,
         sentTo,
+        clock.realTime === true ? started : undefined,
       )
     // A whole answer without a caller's signal, from an adapter of
     // `createAdapter`: nothing but the deadline (which the adapter is given)
