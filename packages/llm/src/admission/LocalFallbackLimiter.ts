@@ -37,7 +37,7 @@ export class LocalFallbackLimiter extends MemoryLimiter {
     options?: { [key: string]: unknown },
   ): Promise<RateLimiterRes> {
     this.uses++
-    this.#onUse()
+    this.#told()
     if (typeof options === 'object' && options !== null) this.#counted.add(options)
     return super.consume(key, points, options)
   }
@@ -48,12 +48,25 @@ export class LocalFallbackLimiter extends MemoryLimiter {
     options?: { [key: string]: unknown },
   ): Promise<RateLimiterRes> {
     this.uses++
-    this.#onUse()
+    this.#told()
     // Redis counted it: nothing of this window's to give back.
     if (options?.[COUNTED_ON_REDIS] === true) {
       return Promise.resolve(new RateLimiterRes(this.points, 0, 0, false))
     }
     return super.reward(key, points, options)
+  }
+
+  /**
+   * The owner told, whatever its warning throws: called from inside
+   * rate-limiter-flexible's promise chain, a throw there was an unhandled
+   * rejection that ended the process, and the count never settled.
+   */
+  #told(): void {
+    try {
+      this.#onUse()
+    } catch {
+      // The count goes on: a warning that failed is no reason to lose it.
+    }
   }
 
   /** This limiter took over the consume made with `options` (it counted it, or refused it). */

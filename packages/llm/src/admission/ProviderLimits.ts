@@ -366,18 +366,25 @@ export class ProviderLimits {
     // core's Deadline read it as none, the system clock.
     const clock = clockOption('ProviderLimits', options.clock)
     const prefix = options.keyPrefix ?? 'hourglass:limits'
+    // `null` is none, as for every other option here (memory limits): read
+    // as a client, the first count's fallback read `null.status` inside
+    // rate-limiter-flexible's promise chain — an unhandled rejection that
+    // ended the process, the count never settling. A URL string or a
+    // number is no client: refused, as `RedisCooldownStore` refuses it.
+    const redis = options.redis ?? undefined
+    if (redis !== undefined && typeof redis !== 'object') {
+      throw optionError(
+        'ProviderLimits: redis',
+        'a Redis client (an ioredis Redis or Cluster: status, evalsha, eval), or none for in-memory limits',
+        redis,
+      )
+    }
     this.#instances = instances
     this.#clock = clock
     this.#redis =
-      options.redis === undefined
+      redis === undefined
         ? undefined
-        : new RedisLimitScript(
-            options.redis,
-            LIMIT_SCRIPT,
-            backoffMs,
-            this.#clock,
-            commandTimeoutMs,
-          )
+        : new RedisLimitScript(redis, LIMIT_SCRIPT, backoffMs, this.#clock, commandTimeoutMs)
     this.#logger = options.logger ?? console
     this.onWait = options.onWait
     const make = (dimension: 'rpm' | 'tpm', points: number | undefined) => {
