@@ -269,6 +269,9 @@ class DispatchCall implements CallDriver, AttemptHandlerHooks {
     // BalancedPool sends a retry to another upstream (its events named the
     // first one's).
     const findOrigin = this.#opts.origin == null
+    // Kept for a request a busy Pool queues (made later, outside this
+    // dispatch: nothing is read for it): named as the attempt before it was.
+    const previous = init.origin
     if (findOrigin) init.origin = undefined
     // A retry sent at once for a failure may be refused as it is handed
     // over (see `beforeError`): a retry never made, so not announced as an
@@ -285,6 +288,7 @@ class DispatchCall implements CallDriver, AttemptHandlerHooks {
       )
     } finally {
       if (originless === init) originless = undefined
+      if (findOrigin && init.origin == null) init.origin = previous
       this.#sending = false
       attempt.announceHeld(true)
     }

@@ -79,3 +79,33 @@ it('names each attempt its own upstream through a BalancedPool', async () => {
     new Set([`http://127.0.0.1:${a.port}/x`, `http://127.0.0.1:${b.port}/x`]),
   )
 })
+
+it("names a retry a busy Pool queues (made outside the dispatch) with its first attempt's origin", async () => {
+  let answered = 0
+  const server: FaultServer = await faultServer((req) =>
+    req.url?.startsWith('/slow')
+      ? { type: 'respond', body: 'slow', delayMs: 200 }
+      : answered++ === 0
+        ? { type: 'respond', status: 503, delayMs: 50 }
+        : { type: 'respond', body: 'ok' },
+  )
+  closers.push(server)
+  const pool = new Pool(server.url, { connect: createConnector(), connections: 1 })
+  closers.push(pool)
+  events = recordEgress()
+  const retried = pool
+    .compose(deadlineInterceptor({ retry: { statuses: [503] } }))
+    .request({ path: '/x', method: 'GET' })
+  // Its first attempt has the one connection: a request behind it queues,
+  // and takes that connection before the retry, which queues behind it.
+  await expect.poll(() => server.records.length).toBe(1)
+  const slow = pool.request({ path: '/slow', method: 'GET' })
+  const res = await retried
+  await res.body.text()
+  await (await slow).body.text()
+  const url = `http://127.0.0.1:${server.port}/x`
+  expect(events.attempts.map((a) => [a.attempt, a.url])).toEqual([
+    [1, url],
+    [2, url],
+  ])
+})
