@@ -270,13 +270,25 @@ async function answer(
   maxTurns: number,
   messages: ChatMessage[],
 ): Promise<ChatResponse> {
+  // No tool can run on this answer — a run without tools, or the last turn,
+  // whose tool calls the breaker leaves pending: nothing to protect, so the
+  // store is neither read nor written. Remembered, a run without tools
+  // waited on a store that never answered (a Redis client queueing while
+  // Redis is down) until its deadline, and a retried operation replayed
+  // the last turn's answer, or `MaxTurnsExceededError`, for a day.
+  // Counted as `runTool` finds a tool (own keys, enumerable or not).
+  const remembered = turn < maxTurns && Object.getOwnPropertyNames(options.tools).length > 0
   // The request is the history: another history (a tool that failed, then
   // answered on a rerun) is another request, and gets another key — sent
   // under the same one, a server that honours Idempotency-Key replays the
   // first request's answer or refuses the key reused with another payload
-  // (422). The same history keeps its key. One the key cannot be made of
-  // (a BigInt a caller put in it) gets the operation's and the turn's.
-  const historyId = historyKey(options.operationId, turn, messages)
+  // (422). The same history keeps its key. Made where the answer is
+  // remembered, which hashes the history anyway: on the last turn or in a
+  // run without tools the key is the operation's and the turn's, as hashing
+  // a history of megabytes (an image) every turn blocked the loop for
+  // hundreds of ms. One the key cannot be made of (a BigInt a caller put in
+  // it) gets the operation's and the turn's too.
+  const historyId = remembered ? historyKey(options.operationId, turn, messages) : undefined
   const ask = async () => {
     const response = await options.call([...messages], {
       turn,
@@ -297,16 +309,7 @@ async function answer(
     return response
   }
   const bounds = { deadline: run.deadline, signal: options.signal }
-  // No tool can run on this answer — a run without tools, or the last turn,
-  // whose tool calls the breaker leaves pending: nothing to protect, so the
-  // store is neither read nor written. Remembered, a run without tools
-  // waited on a store that never answered (a Redis client queueing while
-  // Redis is down) until its deadline, and a retried operation replayed
-  // the last turn's answer, or `MaxTurnsExceededError`, for a day.
-  // Counted as `runTool` finds a tool (own keys, enumerable or not).
-  if (turn === maxTurns || Object.getOwnPropertyNames(options.tools).length === 0) {
-    return untilEnded(ask(), bounds)
-  }
+  if (!remembered) return untilEnded(ask(), bounds)
   const key = historyId
   // A history no key can be made of (a BigInt a caller put in it) is asked, not remembered.
   if (key === undefined) return untilEnded(ask(), bounds)

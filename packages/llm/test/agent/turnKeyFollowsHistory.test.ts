@@ -63,10 +63,10 @@ describe('runTurns: the model call key follows the history it answers', () => {
     await runTurns({
       ...options,
       operationId: 'balance-op-2',
-      tools: {},
-      call: async (_messages, info) => {
+      store: new MemorySideEffectStore(),
+      call: async (messages, info) => {
         once.push(info.idempotencyKey)
-        return chatAnswer([{ type: 'text', text: 'x' }])
+        return call(messages, info)
       },
     })
     expect(once[0]).toBe(again[0])
