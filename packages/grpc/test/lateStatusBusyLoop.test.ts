@@ -157,23 +157,4 @@ describe('a status given after the deadline, before its timer ran', () => {
     expect(expired.messages.map((m) => [m.action, m.budgetMs])).toEqual([['late', 100]])
     expect(ends.messages.map((m) => [m.outcome, m.code])).toEqual([['expired', status.OK]])
   })
-
-  it('on the real loop: a unary handler that spins 150 ms of a 100 ms budget is reported late', async () => {
-    const expired = watch<GrpcServerExpireMessage>(grpcChannels.serverExpire)
-    const ends = watch<GrpcServerEndMessage>(grpcChannels.serverEnd)
-    const handler: handleUnaryCall<unknown, unknown> = (_call, callback) => {
-      const until = performance.now() + 150
-      while (performance.now() < until) {}
-      callback(null, { answer: 42 })
-    }
-    server = await startServer({ unary: handler }, [
-      deadlineServerInterceptor({ defaultMs: 100, reserveMs: 0 }),
-    ])
-    client = connect(server.address)
-    const result = await unary(client, {})
-    await ends.count(1)
-    expect(result.value).toEqual({ answer: 42 })
-    expect(expired.messages.map((m) => [m.stage, m.action])).toEqual([['handler', 'late']])
-    expect(ends.messages.map((m) => m.outcome)).toEqual(['expired'])
-  })
 })
