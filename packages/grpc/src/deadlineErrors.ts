@@ -1,5 +1,13 @@
 import { Metadata, type ServerErrorResponse, status } from '@grpc/grpc-js'
-import { type Deadline, describeValue, endedBy, isAbortError, isThenable } from '@hourglass/core'
+import {
+  type Deadline,
+  describeValue,
+  endedBy,
+  isAbortError,
+  isDeadlineExceeded,
+  isExpiryOf,
+  isThenable,
+} from '@hourglass/core'
 import { grpcChannels } from './channels.js'
 import { deadlineOf } from './deadlineOf.js'
 import { fromGrpcError } from './fromGrpcError.js'
@@ -79,7 +87,7 @@ function wrap(handler: Handler, self: object): Handler {
               callback(given, ...rest)
               return
             }
-            const error = judged(given)
+            const error = judged(given, deadlineOf(call))
             if (!handled(call, error))
               callback(toServiceError(error, deadlineOf(call)) ?? error, ...rest)
           }
@@ -88,7 +96,7 @@ function wrap(handler: Handler, self: object): Handler {
     try {
       result = answer ? handler.call(self, call, answer) : handler.call(self, call)
     } catch (thrown) {
-      const error = judged(thrown)
+      const error = judged(thrown, deadlineOf(call))
       // As a rejection below. Thrown after it answered (callback, or a
       // stream's end()), whatever it is, the answer stands: rethrown, grpc-js
       // answered it UNKNOWN, which reached the client before the answer's OK
@@ -110,7 +118,7 @@ function wrap(handler: Handler, self: object): Handler {
       // into a rejection, heard below: called bare, its throw escaped to
       // grpc-js, which answered UNKNOWN in place of the handler's OK.
       Promise.resolve(result).then(undefined, (rejected: unknown) => {
-        const error = judged(rejected)
+        const error = judged(rejected, deadlineOf(call))
         if (handled(call, error)) return
         if (answered || ended(call)) failedAfterAnswer(call, rejected)
         else fail(call, callback, emit, asStatus(error, deadlineOf(call)))
@@ -133,14 +141,69 @@ function wrap(handler: Handler, self: object): Handler {
  * answered UNKNOWN. Any other error, and a status whose reason is no deadline
  * error (a cancel reason of the caller's own making), is left as it is.
  */
-function judged(error: unknown): unknown {
+function judged(error: unknown, deadline?: Deadline | undefined): unknown {
   let reason: unknown
   try {
     reason = fromGrpcError(error)
   } catch {
     return error // a revoked Proxy: no status of ours
   }
-  return reason !== error && endedBy(reason) !== undefined ? reason : error
+  if (reason !== error && endedBy(reason) !== undefined) return reason
+  return endedAlike(error, deadline) ?? error
+}
+
+/**
+ * What ended every error of an AggregateError (`Promise.any` over hedged
+ * calls bounded by one deadline), each judged as above, when it is one and
+ * the same: the aggregate is answered as it (a cap under the call's
+ * deadline that cut both calls: DEADLINE_EXCEEDED, as for one call; it was
+ * UNKNOWN), as @hourglass/express's deadlineErrors() judges it. Undefined
+ * otherwise, and for a hostile `errors`.
+ */
+function endedAlike(error: unknown, deadline: Deadline | undefined): ReturnType<typeof endedBy> {
+  try {
+    // Inside: `instanceof` on a revoked Proxy throws.
+    if (!(error instanceof AggregateError)) return undefined
+    const errors: unknown = error.errors
+    if (!Array.isArray(errors) || errors.length === 0) return undefined
+    const first = endedBy(judged(errors[0]))
+    if (first === undefined) return undefined
+    if (errors.every((member: unknown) => endedBy(judged(member)) === first)) return first
+    // Each an error of its own telling the call's expiry (or a deadline under
+    // it): hedged calls whose backends each answered it early (their
+    // DEADLINE_EXCEEDED with x-deadline-expired, one reason per call).
+    if (
+      deadline !== undefined &&
+      isDeadlineExceeded(first) &&
+      errors.every((member: unknown) => {
+        const ended = endedBy(judged(member))
+        return isDeadlineExceeded(ended) && isExpiryOf(ended, deadline)
+      })
+    ) {
+      return first
+    }
+    return undefined
+  } catch {
+    return undefined
+  }
+}
+
+/** An AggregateError whose every error is, on its own, the handler noticing (see `handled`). */
+function everyNoticed(error: unknown): boolean {
+  try {
+    if (!(error instanceof AggregateError)) return false
+    const errors: unknown = error.errors
+    return (
+      Array.isArray(errors) &&
+      errors.length > 0 &&
+      errors.every((member: unknown) => {
+        const one = judged(member)
+        return endedBy(one) !== undefined || isAbortError(one) || isPrematureClose(one)
+      })
+    )
+  } catch {
+    return false
+  }
 }
 
 /**
@@ -155,7 +218,13 @@ function judged(error: unknown): unknown {
 function handled(call: HandlerCall, error: unknown): boolean {
   const deadline = deadlineOf(call)
   const ended = deadline?.done === true && deadline.reason !== undefined
-  return ended && (endedBy(error) !== undefined || isAbortError(error) || isPrematureClose(error))
+  return (
+    ended &&
+    (endedBy(error) !== undefined ||
+      isAbortError(error) ||
+      isPrematureClose(error) ||
+      everyNoticed(error))
+  )
 }
 
 /** Node's `ERR_STREAM_PREMATURE_CLOSE`. Never throws: a revoked `Proxy`, a throwing getter read false. */
@@ -241,7 +310,7 @@ function mapEmittedErrors(call: HandlerCall): Emit | undefined {
   call.emit = function emitMapped(this: unknown, event, ...args) {
     if (event === 'error' && args.length > 0) {
       try {
-        const error = judged(args[0])
+        const error = judged(args[0], deadlineOf(call))
         args[0] = toServiceError(error, deadlineOf(call)) ?? error
       } catch {
         // A value whose reads throw (a revoked Proxy): emitted as it came.
