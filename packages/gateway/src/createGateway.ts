@@ -278,6 +278,9 @@ function buildGateway(
     redis,
     failing: () => limits.degraded || store?.failing === true,
     timeoutMs: Math.min(valid.redis?.commandTimeoutMs ?? 250, 500),
+    // Under the prefixes the limits and the cooldowns write to, so an ACL
+    // that refuses them refuses the probe too (one hash tag, one slot).
+    probeKeys: [`${prefix}:limits:{hourglass-probe}`, `${prefix}:cooldown:{hourglass-probe}`],
   })
   const store =
     redis === undefined

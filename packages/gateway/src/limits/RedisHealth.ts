@@ -9,6 +9,14 @@ export interface RedisHealthOptions {
   failing(): boolean
   /** The probe's bound, in ms. */
   timeoutMs: number
+  /**
+   * Keys the probe declares, one under each prefix the limit and cooldown
+   * commands write to (one hash tag: one Cluster slot). Redis checks a
+   * script's declared keys against the user's ACL: keyless, the probe was
+   * taken by a user whose key patterns refuse every limit command (NOPERM),
+   * and read `shared` while every instance counted alone.
+   */
+  probeKeys?: readonly string[] | undefined
 }
 
 /**
@@ -100,7 +108,7 @@ export class RedisHealth {
     if (this.#probing === undefined) {
       const probing = {
         epoch: this.#epoch,
-        verdict: probeWrites(redis, this.#o.timeoutMs).finally(() => {
+        verdict: probeWrites(redis, this.#o.timeoutMs, this.#o.probeKeys ?? []).finally(() => {
           if (this.#probing === probing) this.#probing = undefined
         }),
       }
@@ -130,12 +138,18 @@ export class RedisHealth {
  * Runs `WRITE_PROBE`. Never rejects, and bounded by its own timer: a client
  * brought by the caller may have no `commandTimeout`.
  */
-async function probeWrites(client: GatewayRedisClient, timeoutMs: number): Promise<Verdict> {
+async function probeWrites(
+  client: GatewayRedisClient,
+  timeoutMs: number,
+  keys: readonly string[],
+): Promise<Verdict> {
   // Called inside a promise: a client of one's own that throws where
   // ioredis rejects (a wrapper failing fast, a test double) is a refused
   // probe too. Thrown out of the wait, it left /readyz unanswered and the
   // rejection unhandled, which ends a Node process.
-  const probe = new Promise((resolve) => resolve(client.eval(WRITE_PROBE, 0))).then(
+  const probe = new Promise((resolve) =>
+    resolve(client.eval(WRITE_PROBE, keys.length, ...keys)),
+  ).then(
     (): Verdict => 'writes',
     (error: unknown): Verdict =>
       // Redis before 7 answers, but cannot compile the flags line.
