@@ -1,3 +1,4 @@
+export { aggregateEndedBy } from './aggregateEndedBy.js'
 export { boundingDeadline } from './boundingDeadline.js'
 export { ClientClosedError, isClientClosed } from './ClientClosedError.js'
 export {

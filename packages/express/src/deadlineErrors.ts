@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import {
+  aggregateEndedBy,
   type Deadline,
   endedBy,
   fieldOf,
@@ -76,7 +77,7 @@ export function deadlineErrors(...misuse: never[]): ErrorRequestHandler {
   }
   return function hourglassDeadlineErrors(error, req, res, next): void {
     const ingress = IngressRequest.of(req)
-    const reason = endedBy(error) ?? endedAlike(error, ingress?.deadline) ?? error
+    const reason = endedBy(error) ?? aggregateEndedBy(error, ingress?.deadline) ?? error
     const deadlineError = isDeadlineExceeded(reason)
     // Only this request's own departure: nobody is left to answer it. One
     // of another request's (an upstream call shared by two requests, made
@@ -217,43 +218,6 @@ function ownDeparture(
     }
   } catch {}
   return false
-}
-
-/**
- * What ended every error of an AggregateError (`Promise.any` over hedged
- * calls under one signal), when it is one and the same: the aggregate was
- * ended by it, and is judged as it (a cap under the request's deadline cut
- * both calls: a 504, as for one call; it was the app's 500). Undefined
- * otherwise, and for a hostile `errors`.
- */
-function endedAlike(error: unknown, deadline: Deadline | undefined): ReturnType<typeof endedBy> {
-  try {
-    // Inside: `instanceof` on a revoked Proxy throws.
-    if (!(error instanceof AggregateError)) return undefined
-    const errors: unknown = error.errors
-    if (!Array.isArray(errors) || errors.length === 0) return undefined
-    const first = endedBy(errors[0])
-    if (first === undefined) return undefined
-    if (errors.every((member: unknown) => endedBy(member) === first)) return first
-    // Each an error of its own telling the request's expiry (or a deadline
-    // under it): hedged calls whose backends each answered it early — gRPC's
-    // DEADLINE_EXCEEDED with x-deadline-expired read by fromGrpcError, llm's
-    // 504 with it, the README's `throw new DeadlineExceededError` for one.
-    // One alone is the request's 504; the aggregate was the app's 500.
-    if (
-      deadline !== undefined &&
-      isDeadlineExceeded(first) &&
-      errors.every((member: unknown) => {
-        const ended = endedBy(member)
-        return isDeadlineExceeded(ended) && isExpiryOf(ended, deadline)
-      })
-    ) {
-      return first
-    }
-    return undefined
-  } catch {
-    return undefined
-  }
 }
 
 /**

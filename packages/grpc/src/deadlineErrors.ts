@@ -1,11 +1,10 @@
 import { Metadata, type ServerErrorResponse, status } from '@grpc/grpc-js'
 import {
+  aggregateEndedBy,
   type Deadline,
   describeValue,
   endedBy,
   isAbortError,
-  isDeadlineExceeded,
-  isExpiryOf,
   isThenable,
 } from '@hourglass/core'
 import { grpcChannels } from './channels.js'
@@ -149,43 +148,14 @@ function judged(error: unknown, deadline?: Deadline | undefined): unknown {
     return error // a revoked Proxy: no status of ours
   }
   if (reason !== error && endedBy(reason) !== undefined) return reason
-  return endedAlike(error, deadline) ?? error
+  // An AggregateError (`Promise.any` over hedged calls), its errors each read
+  // as above: answered as what ended them all (core's `aggregateEndedBy`).
+  return aggregateEndedBy(error, deadline, readEnded) ?? error
 }
 
-/**
- * What ended every error of an AggregateError (`Promise.any` over hedged
- * calls bounded by one deadline), each judged as above, when it is one and
- * the same: the aggregate is answered as it (a cap under the call's
- * deadline that cut both calls: DEADLINE_EXCEEDED, as for one call; it was
- * UNKNOWN), as @hourglass/express's deadlineErrors() judges it. Undefined
- * otherwise, and for a hostile `errors`.
- */
-function endedAlike(error: unknown, deadline: Deadline | undefined): ReturnType<typeof endedBy> {
-  try {
-    // Inside: `instanceof` on a revoked Proxy throws.
-    if (!(error instanceof AggregateError)) return undefined
-    const errors: unknown = error.errors
-    if (!Array.isArray(errors) || errors.length === 0) return undefined
-    const first = endedBy(judged(errors[0]))
-    if (first === undefined) return undefined
-    if (errors.every((member: unknown) => endedBy(judged(member)) === first)) return first
-    // Each an error of its own telling the call's expiry (or a deadline under
-    // it): hedged calls whose backends each answered it early (their
-    // DEADLINE_EXCEEDED with x-deadline-expired, one reason per call).
-    if (
-      deadline !== undefined &&
-      isDeadlineExceeded(first) &&
-      errors.every((member: unknown) => {
-        const ended = endedBy(judged(member))
-        return isDeadlineExceeded(ended) && isExpiryOf(ended, deadline)
-      })
-    ) {
-      return first
-    }
-    return undefined
-  } catch {
-    return undefined
-  }
+/** What ended one error, read as `judged` reads it. */
+function readEnded(member: unknown): ReturnType<typeof endedBy> {
+  return endedBy(judged(member))
 }
 
 /** An AggregateError whose every error is, on its own, the handler noticing (see `handled`). */
