@@ -30,6 +30,9 @@ beforeAll(async () => {
     models: {
       'chat-a': fallback(['oa', 'gpt-4o-mini'], ['an', 'claude-sonnet-4-5']),
       'chat-g': fallback(['oa', 'gpt-4o-mini'], ['ge', 'gemini-2.5-flash']),
+      // An agent framework's ReAct stop, Claude first and o3 (which answers
+      // any \`stop\` 400) behind it.
+      'chat-r': fallback(['an', 'claude-sonnet-4-5'], ['oa', 'o3']),
     },
     // The primary's 500 hands over at once: no backoff to wait out.
     policy: { maxAttempts: 1 },
@@ -95,12 +98,38 @@ describe('a fallback reached after its primary failed, refusing a value only it 
     expect(gemini.requests.length).toBe(before)
   })
 
+  it("an OpenAI reasoning fallback refusing an agent framework's stop sequence alike", async () => {
+    anthropic.enqueue(
+      reply.error(529, { type: 'error', error: { type: 'overloaded_error', message: 'busy' } }),
+    )
+    const before = primary.requests.length
+    const error = await harness.client.chat.completions
+      .create({
+        model: 'chat-r',
+        messages: [{ role: 'user', content: 'hi' }],
+        max_tokens: 20,
+        stop: ['Observation:'],
+      })
+      .then(
+        () => undefined,
+        (e: unknown) => e as APIError,
+      )
+    expect(error).toBeInstanceOf(APIError)
+    expect(error?.status).toBe(400)
+    expect(error?.code).toBe('unsupported_field')
+    expect(error?.param).toBe('stop')
+    expect(error?.message).toContain('provider "oa", dialect openai, for model "o3"')
+    expect(error?.message).toContain('reached as a fallback')
+    // Nothing was sent to o3 (before, OpenAI's own 400 came back, the request spent).
+    expect(primary.requests.length).toBe(before)
+  })
+
   it('the request line names the provider that refused, with the code the client got', () => {
     const lines = harness.logs.filter((l) => l['event'] === 'request')
     expect(lines.length).toBeGreaterThan(0)
     for (const line of lines) {
       expect(line).toMatchObject({ status: 400, error: 'unsupported_field' })
-      expect(['an', 'ge']).toContain(line['provider'])
+      expect(['an', 'ge', 'oa']).toContain(line['provider'])
     }
   })
 })

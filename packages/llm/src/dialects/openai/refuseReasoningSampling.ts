@@ -5,7 +5,8 @@ import {
 
 /**
  * What OpenAI's reasoning models refuse of the sampling settings the other
- * models take (`provider_value`), each a 400 that goes to no fallback:
+ * models take (`provider_value`; stop sequences too, below), each a 400 that
+ * goes to no fallback:
  * "Unsupported value: 'temperature' does not support 0.2 with this model.
  * Only the default (1) value is supported." (`param: "temperature"`;
  * OpenHands/OpenHands#4131 for o1-mini, QwenLM/qwen-code#921 for
@@ -37,6 +38,25 @@ export function refuseReasoningSampling(model: string, body: Record<string, unkn
     throw new InvalidChatRequestError(
       field,
       `${model} takes no ${field} but its default, ${neutral}, while it reasons (OpenAI's reasoning models), got ${String(value)}: leave it out${
+        canTurnOff(model) ? ', or send reasoning_effort "none"' : ''
+      }`,
+      PROVIDER_REFUSES_VALUE,
+    )
+  }
+  // Stop sequences have no default to leave out: o1, o3, o4-mini and GPT-5
+  // answer any 400 "Unsupported parameter: 'stop' is not supported with this
+  // model." (`param: "stop"`; langchain-ai/langchain#26433 for o1-mini and
+  // o1-preview, crewAIInc/crewAI#2738 for o3, huggingface/smolagents#1211 for
+  // o4-mini, crewAIInc/crewAI#4149 for gpt-5.1 reasoning), and a GPT-5.x with
+  // the `none` effort takes them (BerriAI/litellm#28662). o3-mini takes them
+  // (huggingface/smolagents#2366). Agent frameworks send `stop` on every
+  // request (a ReAct "Observation:"), so a reasoning model that is a
+  // fallback would be sent a request it refuses.
+  const stop = body['stop']
+  if (stop !== undefined && stop !== null && !/^o3-mini(?:-|$)/.test(model)) {
+    throw new InvalidChatRequestError(
+      'stop',
+      `${model} takes no stop sequences while it reasons (OpenAI's reasoning models answer 400 "Unsupported parameter: 'stop'"): leave it out${
         canTurnOff(model) ? ', or send reasoning_effort "none"' : ''
       }`,
       PROVIDER_REFUSES_VALUE,
