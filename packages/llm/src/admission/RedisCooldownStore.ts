@@ -3,7 +3,7 @@ import { type Clock, optionError, refuseUnknownOptions } from '@hourglass/core'
 import { clockOption } from '../clockOption.js'
 import { answeredWithin } from './answeredWithin.js'
 import type { CooldownExtension, CooldownStore } from './CooldownStore.js'
-import { firstConnection, stillFirstConnecting } from './firstConnection.js'
+import { firstConnection, sentOnceConnected, stillFirstConnecting } from './firstConnection.js'
 
 /**
  * The part of a Redis client this store uses, typed structurally so
@@ -194,14 +194,17 @@ export class RedisCooldownStore implements CooldownStore {
       // never shared.
       connected = firstConnection(this.#client)
     }
-    return answeredWithin(
-      connected === undefined
-        ? this.#send(keys, args)
-        : connected.then(() => this.#send(keys, args)),
-      this.#timeoutMs,
-      'Redis',
-      'RedisCooldownStore commandTimeoutMs',
-      this.#clock,
+    return sentOnceConnected(
+      connected,
+      () => this.#send(keys, args),
+      (command) =>
+        answeredWithin(
+          command,
+          this.#timeoutMs,
+          'Redis',
+          'RedisCooldownStore commandTimeoutMs',
+          this.#clock,
+        ),
     )
   }
 

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto'
 import { type Clock, cutText, messageOf } from '@hourglass/core'
 import { answeredWithin } from './answeredWithin.js'
-import { firstConnection, stillFirstConnecting } from './firstConnection.js'
+import { firstConnection, sentOnceConnected, stillFirstConnecting } from './firstConnection.js'
 
 /**
  * The part of the caller's Redis client the limits use, typed structurally
@@ -182,12 +182,14 @@ export class RedisLimitScript {
     }
     try {
       // Bounded: a frozen Redis fails the count (the local limiter decides) instead of holding it.
-      const reply = await answeredWithin(
-        this.#run(args),
-        this.#timeoutMs,
-        'Redis',
-        'ProviderLimits redisCommandTimeoutMs',
-        this.#clock,
+      const reply = await this.#run(args, (command) =>
+        answeredWithin(
+          command,
+          this.#timeoutMs,
+          'Redis',
+          'ProviderLimits redisCommandTimeoutMs',
+          this.#clock,
+        ),
       )
       if (failures === this.#failures) this.#retryAtMs = Number.NEGATIVE_INFINITY
       // A reply without it (a client or proxy of its own): no end known,
@@ -221,22 +223,39 @@ export class RedisLimitScript {
     return reason === undefined ? undefined : cutText(reason.replace(/\s+/g, ' ').trim(), 200)
   }
 
-  async #run(args: readonly string[]): Promise<unknown> {
+  /** The script with `args`, bounded by `bound` (the command timeout). */
+  #run(
+    args: readonly string[],
+    bound: (command: Promise<unknown>) => Promise<unknown>,
+  ): Promise<unknown> {
     const client = this.#client
     if (typeof client.evalsha !== 'function' || typeof client.eval !== 'function') {
-      throw new TypeError('ProviderLimits: the redis client has no evalsha/eval')
+      return Promise.reject(new TypeError('ProviderLimits: the redis client has no evalsha/eval'))
     }
     // Its first connection still coming up (`status` read it as `ready`):
     // connected (lazyConnect) or waited for. Sent now, a client without an
     // offline queue refused it, and the first counts of every process were
-    // made locally, "Redis unavailable" said.
-    if (stillFirstConnecting(client.status, this.#wasReady)) await firstConnection(client)
+    // made locally, "Redis unavailable" said. Timed out meanwhile (counted
+    // by the local limiter), it is not sent once the connection is up.
+    const connected = stillFirstConnecting(client.status, this.#wasReady)
+      ? firstConnection(client)
+      : undefined
+    const { evalsha, eval: evalScript } = client
+    return sentOnceConnected(connected, () => this.#send(evalsha, evalScript, args), bound)
+  }
+
+  async #send(
+    evalsha: NonNullable<RedisLimitClient['evalsha']>,
+    evalScript: NonNullable<RedisLimitClient['eval']>,
+    args: readonly string[],
+  ): Promise<unknown> {
+    const client = this.#client
     try {
-      return await client.evalsha(this.#sha, 1, ...args)
+      return await evalsha.call(client, this.#sha, 1, ...args)
     } catch (error) {
       // First use on this server (or after a restart, a SCRIPT FLUSH): send the body once.
       if (!String((error as Error | undefined)?.message).includes('NOSCRIPT')) throw error
-      return await client.eval(this.#script, 1, ...args)
+      return await evalScript.call(client, this.#script, 1, ...args)
     }
   }
 }

@@ -84,4 +84,36 @@ export function firstConnection(client: FirstConnectionClient): Promise<void> | 
   return up
 }
 
+/**
+ * `send()`'s outcome, bounded by `bound` (the command timeout), sent once
+ * `connected` (a first connection waited on, `firstConnection`) is up, at
+ * once without one. A command `bound` gave up on while the connection came
+ * up is not sent when it does: the caller has decided without Redis (a
+ * count made by the local limiter, a cooldown left unshared), and sent
+ * late it was counted twice — one count of the fleet's window per back-off
+ * of a slow start, all at once when Redis came up — or a cooldown reported
+ * during the wait ran its whole wait from then, holding the fleet back for
+ * a limit that had ended. A command already sent when the bound fires
+ * still goes on (ioredis does not take back what it sent).
+ */
+export async function sentOnceConnected<T>(
+  connected: Promise<void> | undefined,
+  send: () => Promise<T>,
+  bound: (command: Promise<T>) => Promise<T>,
+): Promise<T> {
+  if (connected === undefined) return bound(send())
+  let givenUp = false
+  try {
+    return await bound(
+      connected.then(() => {
+        if (givenUp) throw new Error('not sent: given up on while the first connection came up')
+        return send()
+      }),
+    )
+  } catch (error) {
+    givenUp = true
+    throw error
+  }
+}
+
 function noop(): void {}
