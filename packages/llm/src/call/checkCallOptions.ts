@@ -2,7 +2,7 @@ import { describeValue, isHeaderValue, optionError, quoted } from '@hourglass/co
 import { ADMISSION_METHODS, assertMethods, RETRY_BUDGETS_METHODS } from '../assertMethods.js'
 import { InvalidChatRequestError } from '../errors/InvalidChatRequestError.js'
 import { RETRY_DELAY_OPTION_NAMES } from '../retry/retryDelay.js'
-import type { ChatMessage } from '../types.js'
+import type { ChatMessage, ChatRequest } from '../types.js'
 import type {
   CallLimits,
   CallModelOptions,
@@ -49,6 +49,7 @@ export function checkCallOptions(options: CallModelOptions): void {
       `callModel: request must be a ChatRequest ({ messages, maxTokens, … }), got ${describeValue(request)}`,
     )
   }
+  refuseUnknownRequestFields(request)
   checkMessages(request.messages)
   const { maxTokens } = request
   if (!Number.isSafeInteger(maxTokens) || maxTokens < 1) {
@@ -300,6 +301,18 @@ export function checkMessages(messages: unknown, source?: string | undefined): v
         `expected role system, user, assistant or tool, got ${quoted(role, 40)}${role === 'developer' ? " (write OpenAI's developer message as 'system': every dialect sends it as the model's instructions)" : ''}`,
       )
     }
+    // OpenAI's own shape of a tool history: a ChatMessage has no such field,
+    // and Anthropic's and Gemini's builders sent such a turn without its
+    // calls, the tool's output as user text.
+    for (const wire of OPENAI_MESSAGE_FIELDS) {
+      const value = (message as Record<string, unknown>)[wire]
+      if (value !== undefined && value !== null) {
+        throw new InvalidChatRequestError(
+          `${at}messages[${i}].${wire}`,
+          `OpenAI's wire name, no field of ChatMessage, and would not be sent: write ${wire === 'tool_call_id' ? "the output as a { type: 'tool_result', toolCallId, content } block" : "each call as a { type: 'tool_call', id, name, arguments } block"} in content`,
+        )
+      }
+    }
     if (Array.isArray(content)) checkBlocks(content, `${at}messages[${i}]`)
   }
   // No dialect takes an empty conversation: OpenAI-compatible servers answer
@@ -312,6 +325,54 @@ export function checkMessages(messages: unknown, source?: string | undefined): v
     throw new InvalidChatRequestError(
       `${at}messages`,
       `expected at least one message (no provider answers an empty conversation), got ${messages.length === 0 ? '[]' : `${messages.length} empty slots`}`,
+    )
+  }
+}
+
+/** OpenAI's message fields of a tool history, which a ChatMessage writes as content blocks. */
+const OPENAI_MESSAGE_FIELDS = ['tool_calls', 'tool_call_id', 'function_call'] as const
+
+/** The fields of a `ChatRequest`. */
+const REQUEST_FIELDS: ReadonlySet<string> = new Set<keyof ChatRequest>([
+  'messages',
+  'maxTokens',
+  'temperature',
+  'topP',
+  'stop',
+  'tools',
+  'stream',
+  'metadata',
+  'extra',
+])
+
+/** Another SDK's, or a wire's, name of a ChatRequest field. */
+const REQUEST_FIELD_MEANT: Readonly<Record<string, string>> = {
+  max_tokens: 'maxTokens',
+  max_completion_tokens: 'maxTokens',
+  max_output_tokens: 'maxTokens',
+  maxOutputTokens: 'maxTokens',
+  top_p: 'topP',
+  stop_sequences: 'stop',
+  stopSequences: 'stop',
+  system: "a { role: 'system', content } message first in messages",
+}
+
+/**
+ * A field `ChatRequest` does not have was dropped without a word: an
+ * openai-node user's `response_format` or `tool_choice` at the top of
+ * `request`, an Anthropic SDK user's `system`, went nowhere — the model
+ * answered prose where JSON was asked for. One set to `undefined` is none.
+ */
+function refuseUnknownRequestFields(request: object): void {
+  for (const key in request) {
+    if (!Object.hasOwn(request, key) || REQUEST_FIELDS.has(key)) continue
+    if ((request as Record<string, unknown>)[key] === undefined) continue
+    const meant = Object.hasOwn(REQUEST_FIELD_MEANT, key)
+      ? REQUEST_FIELD_MEANT[key]
+      : `extra: { ${key} } (a provider's own fields go in extra, under their wire names)`
+    throw new InvalidChatRequestError(
+      key,
+      `no field of ChatRequest, and would not be sent: write ${meant}`,
     )
   }
 }
