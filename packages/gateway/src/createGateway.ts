@@ -23,7 +23,7 @@ import { methodNotAllowed } from './http/methodNotAllowed.js'
 import { pathError } from './http/pathError.js'
 import { loggedPathOf } from './http/pathOf.js'
 import { type DrainReport, RequestTracker } from './http/RequestTracker.js'
-import { hasBody } from './http/readBody.js'
+import { bodyStillOwed } from './http/readBody.js'
 import { currentRequest, REQUEST_ID_HEADER, requestIdFrom, scopeOf } from './http/requestScope.js'
 import { modelObject, retrieveModel } from './http/retrieveModel.js'
 import { sendError } from './http/sendError.js'
@@ -492,9 +492,7 @@ function buildGateway(
             // (see RequestTracker, jsonBody): its head must say so. It said
             // keep-alive, and a pooling client sent its next request on a
             // connection about to end.
-            if (!req.complete && hasBody(req) && Number(req.headers['content-length']) !== 0) {
-              closeAfterAnswer(res)
-            }
+            if (bodyStillOwed(req)) closeAfterAnswer(res)
             sendError(ctx, res, error)
           },
           // Refused on arrival, the chain never runs: no handler writes the

@@ -18,7 +18,7 @@ import { internalErrorReply } from './http/errorReply.js'
 import { noRouteMessage } from './http/noRouteMessage.js'
 import { pathOf } from './http/pathOf.js'
 import type { DrainReport } from './http/RequestTracker.js'
-import { hasBody } from './http/readBody.js'
+import { bodyStillOwed } from './http/readBody.js'
 import { refuseConnect } from './http/refuseConnect.js'
 import { lacksHost, refuseHostless } from './http/refuseHostless.js'
 import { refuseUnparsed } from './http/refuseUnparsed.js'
@@ -381,7 +381,7 @@ function notRouted(error: unknown, res: ServerResponse): void {
   }
   const notFound = error === undefined || error === 'route' || error === 'router'
   // Its body (a POST to no route) is read by nobody: the last answer on the connection.
-  if (!res.req.complete && hasBody(res.req)) closeAfterAnswer(res)
+  if (bodyStillOwed(res.req)) closeAfterAnswer(res)
   // Counted as the code the client gets (`not_found`), not as `http_404`.
   const scope = scopeOf(res)
   if (scope !== undefined) scope.errorCode ??= notFound ? 'not_found' : 'internal_error'

@@ -18,7 +18,7 @@ import { closeAfterAnswer } from './closeAfterAnswer.js'
 import { GatewayShutdownError } from './GatewayShutdownError.js'
 import { lostInTransit } from './lostInTransit.js'
 import { loggedPathOf, pathOf } from './pathOf.js'
-import { hasBody } from './readBody.js'
+import { bodyStillOwed } from './readBody.js'
 import {
   attachScope,
   REQUEST_ID_HEADER,
@@ -145,13 +145,7 @@ export class RequestTracker {
       // one, only POST /v1/chat/completions reads a body: any other
       // request's (a GET with one, a POST to no route) is never read, and
       // Node would read and drop it, however long it runs, after the answer.
-      if (
-        this.#draining ||
-        (req.method !== 'POST' &&
-          !req.complete &&
-          hasBody(req) &&
-          req.headers['content-length'] !== '0')
-      ) {
+      if (this.#draining || (req.method !== 'POST' && bodyStillOwed(req))) {
         closeAfterAnswer(res)
       }
       attachScope(req, scope)

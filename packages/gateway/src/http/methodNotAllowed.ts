@@ -1,6 +1,6 @@
 import type { Request, Response } from 'express'
 import { closeAfterAnswer } from './closeAfterAnswer.js'
-import { hasBody } from './readBody.js'
+import { bodyStillOwed } from './readBody.js'
 import { scopeOf } from './requestScope.js'
 import { sendJson } from './sendJson.js'
 
@@ -23,7 +23,7 @@ export function methodNotAllowed(
   const allowed = allow.join(', ')
   return (req: Request, res: Response): void => {
     // Its body is read by nobody: the last answer on the connection.
-    if (!req.complete && hasBody(req)) closeAfterAnswer(res)
+    if (bodyStillOwed(req)) closeAfterAnswer(res)
     const scope = scopeOf(res)
     if (scope !== undefined) scope.errorCode ??= 'method_not_allowed'
     res.setHeader('allow', allowed)

@@ -151,6 +151,18 @@ export function hasBody(req: IncomingMessage): boolean {
   )
 }
 
+/**
+ * Whether `req`'s body is still owed: one declared (`hasBody`) and not
+ * empty (`Content-Length: 0` owes nothing: Python's `requests.post(url)`,
+ * `curl -d ''`), not all read yet. A body nobody will read makes the answer
+ * the last on its connection (`closeAfterAnswer`); an empty one left a
+ * 405 or 404 closing a keep-alive connection, and a request pipelined
+ * behind it unserved.
+ */
+export function bodyStillOwed(req: IncomingMessage): boolean {
+  return !req.complete && hasBody(req) && Number(req.headers['content-length']) !== 0
+}
+
 export function bodyFailure(status: number, type: string, message: string): BodyError {
   return Object.assign(new Error(message), { status, type })
 }
