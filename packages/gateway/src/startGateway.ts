@@ -12,7 +12,7 @@ import {
 } from './createGateway.js'
 import { drainOnSignals } from './drainOnSignals.js'
 import { holdSignals } from './holdSignals.js'
-import { afterPendingReads } from './http/afterPendingReads.js'
+import { afterPendingReads, afterWaitingConnections } from './http/afterPendingReads.js'
 import { behindLastAnswer, closeAfterAnswer } from './http/closeAfterAnswer.js'
 import { internalErrorReply } from './http/errorReply.js'
 import { noRouteMessage } from './http/noRouteMessage.js'
@@ -236,8 +236,9 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
       drained.catch(() => {})
       // Not in the middle of this turn: a request already in a socket's
       // buffer, or a connection waiting to be accepted, is read first and
-      // answered (the drain's 503), not reset with the listener or as idle.
-      await afterPendingReads()
+      // answered (the drain's 503), not reset with the listener or as idle:
+      // every connection waiting, one accepted per turn of the loop.
+      await afterWaitingConnections(server)
       // Stops listening and closes the connections between requests, as
       // Node's does (a kept-alive one would otherwise be held open for the
       // drain, its client's next request answered 503), through its

@@ -1,3 +1,4 @@
+import type { Server } from 'node:http'
 import { setImmediate } from 'node:timers'
 
 /**
@@ -20,4 +21,34 @@ import { setImmediate } from 'node:timers'
  */
 export function afterPendingReads(): Promise<void> {
   return new Promise((resolve) => setImmediate(() => setImmediate(resolve)))
+}
+
+/** Node's default listen backlog: at most this many connections wait to be accepted. */
+const MAX_WAITING_CONNECTIONS = 511
+
+/**
+ * `afterPendingReads()`, again while the last one saw `server` accept a
+ * connection: resolves once one has accepted none, the listener's backlog
+ * then empty, so closing it resets nobody (and the requests of those
+ * accepted have been read). libuv accepts one waiting connection per turn
+ * of the loop (Node 20 on Linux): one `afterPendingReads()` took one or two
+ * of ten connections that came while the process was busy, and closing the
+ * listener reset the rest, their requests unanswered, unlogged, uncounted.
+ * With none waiting, it is the one `afterPendingReads()`.
+ */
+export async function afterWaitingConnections(server: Server): Promise<void> {
+  let accepted = 0
+  const count = () => {
+    accepted++
+  }
+  server.on('connection', count)
+  try {
+    for (let turn = 0; turn < MAX_WAITING_CONNECTIONS; turn++) {
+      const before = accepted
+      await afterPendingReads()
+      if (accepted === before) return
+    }
+  } finally {
+    server.off('connection', count)
+  }
 }
