@@ -129,6 +129,8 @@ export class IngressRequest {
   /** The server cut the response without an error (see `cut`). */
   #cut = false
   #finished = false
+  /** Our timer found the handler's answer ended and queued behind a pipelined one (see `#expire`). */
+  #queuedAtExpiry = false
   /** Dark mode reported the request's expiry when its time ran out (action `observed`: see `answerObserved`). */
   #observed = false
   /** Set when our own timer's 504 is written: when it was due (system clock), to time its flush. */
@@ -525,6 +527,11 @@ export class IngressRequest {
       // handler's answer, kept while it moves, cut once it stalls.
       if (!this.res.writableEnded && this.#endGrace === undefined && !this.#options.observe) {
         this.#watchMiddlewareEnd(slice)
+      } else if (this.res.writableEnded && queued(this.res)) {
+        // The handler's answer, ended in time, queued behind another
+        // pipelined answer on its connection: not a byte of it has left.
+        // Judged at its end as one this timer did not reach (`#finish`).
+        this.#queuedAtExpiry = true
       }
       return
     }
@@ -937,7 +944,7 @@ export class IngressRequest {
       this.#outcome === 'ok' &&
       !this.#answered &&
       !this.#observed &&
-      (stillDue || !this.deadline.done) &&
+      (stillDue || !this.deadline.done || this.#queuedAtExpiry) &&
       this.deadline.elapsed() >= this.budgetMs
     ) {
       this.#reportLate()
