@@ -3,7 +3,7 @@ import type { Socket } from 'node:net'
 import type { Duplex } from 'node:stream'
 import type { LogLevel } from '../log/GatewayLogger.js'
 import { REQUEST_ID_HEADER, requestIdFrom } from './requestScope.js'
-import { responseOn } from './responseOn.js'
+import { inTurn } from './responseOn.js'
 
 /** How long the 405 may take to leave before its connection is dropped, ms. */
 const FLUSH_LIMIT_MS = 5000
@@ -23,20 +23,8 @@ export function refuseConnect(
   return (req, socket) => {
     socket.on('error', () => {})
     // Behind a request still being answered on this connection (pipelined):
-    // written at once, the 405 went out as that request's answer, and the
-    // close cut the real one. Written once every answer before it is out
-    // (Node hands the socket to the next queued answer before the last
-    // one's 'close'); not at all if one of them closed the connection.
-    const answerInTurn = (): void => {
-      const answering = responseOn(socket)
-      if (answering !== undefined) {
-        answering.once('close', answerInTurn)
-        return
-      }
-      if (socket.writable) refuse(req, socket)
-      else socket.destroy()
-    }
-    answerInTurn()
+    // written once every answer before it is out.
+    inTurn(socket, () => refuse(req, socket))
   }
 
   function refuse(req: IncomingMessage, socket: Duplex): void {

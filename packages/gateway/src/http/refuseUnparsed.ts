@@ -1,8 +1,13 @@
 import { randomUUID } from 'node:crypto'
 import type { Duplex } from 'node:stream'
 import type { LogLevel } from '../log/GatewayLogger.js'
-import { REQUEST_ID_HEADER } from './requestScope.js'
-import { responseOn } from './responseOn.js'
+import { closeAfterAnswer } from './closeAfterAnswer.js'
+import { REQUEST_ID_HEADER, scopeOf } from './requestScope.js'
+import { inTurn, responseOn } from './responseOn.js'
+import { sendJson } from './sendJson.js'
+
+/** Sockets refused already: a failed parser fails again on every chunk that still comes. */
+const refusing = new WeakSet<Duplex>()
 
 /** Node's statuses for what its parser refuses (its own default answers). */
 function statusOf(code: string | undefined): number {
@@ -30,22 +35,64 @@ const REASONS: Record<number, string> = {
  * chunk extensions too long), the connection closed, and one `request`
  * line (no path: none was read).
  *
- * A request already handed to the gateway when the parser fails (its body
- * broken off or malformed after its headers) is that request's: its handler
- * writes its line (the client left: 499). The connection gets what Node
- * would have written — its bare status line when that answer has not
- * started, else nothing — and is closed.
+ * A request already handed to the gateway when the parser fails is that
+ * request's, its client still sending: its own body malformed (a bad chunk
+ * size) is answered through its response, 400 `invalid_body` with its id,
+ * its line and count saying so; a request pipelined behind it malformed is
+ * refused as above once the answers ahead are out (`inTurn`). A body
+ * broken off by the client's FIN is that request's too, its handler writing
+ * its line (the client left: 499): the connection gets what Node would have
+ * written — its bare status line when that answer has not started, else
+ * nothing — and is closed.
  */
 export function refuseUnparsed(
   log: (level: LogLevel, event: string, fields: Record<string, unknown>) => void,
 ): (error: NodeJS.ErrnoException, socket: Duplex) => void {
   return (error, socket) => {
+    // Its answer is on its way (below): leave the connection to it.
+    if (refusing.has(socket)) return
     if (error.code === 'ECONNRESET' || !socket.writable) {
       socket.destroy()
       return
     }
     const status = statusOf(error.code)
     const answering = responseOn(socket)
+    // The client still sending (not a body cut short by its FIN: that
+    // request's line says 499, its client left).
+    if (answering !== undefined && !socket.readableEnded) {
+      if (!answering.req.complete && !answering.headersSent) {
+        // Its own body is what the parser refused (a bad chunk size, a
+        // trailer it does not take): answered through its response, with
+        // its x-request-id, its line and count 400 `invalid_body` — it got
+        // Node's bare 400, no id, and was logged 499 `client_closed`.
+        refusing.add(socket)
+        const scope = scopeOf(answering)
+        if (scope !== undefined) scope.errorCode = 'invalid_body'
+        closeAfterAnswer(answering)
+        answering.setHeader('x-should-retry', 'false')
+        // Ends the body read (the handler writes its line) and the connection.
+        answering.once('finish', () => answering.req.destroy())
+        sendJson(answering, status, {
+          error: {
+            message: `the body could not be read as HTTP (${error.code ?? 'parse error'})`,
+            type: 'invalid_request_error',
+            param: 'body',
+            code: 'invalid_body',
+          },
+        })
+        return
+      }
+      if (answering.req.complete) {
+        // A request pipelined behind the one being answered is what the
+        // parser refused: its bare 400, written at once, went out as that
+        // one's answer, and the close cut it (logged 499, its upstream work
+        // lost). The answers ahead go out first, then its own, as a
+        // CONNECT's 405 (refuseConnect); none after one that closed.
+        refusing.add(socket)
+        inTurn(socket, () => refuseAlone(log, error, socket, status))
+        return
+      }
+    }
     if (answering !== undefined) {
       if (!answering.headersSent) {
         socket.write(`HTTP/1.1 ${status} ${REASONS[status]}\r\nConnection: close\r\n\r\n`)
@@ -53,30 +100,40 @@ export function refuseUnparsed(
       socket.destroy()
       return
     }
-    const id = randomUUID()
-    const body = JSON.stringify({
-      error: {
-        message: `the request could not be read as HTTP (${error.code ?? 'parse error'}): nothing was sent`,
-        type: 'invalid_request_error',
-        param: null,
-        code: 'invalid_request',
-      },
-    })
-    // Written, then closed, as Node's own answer is.
-    socket.write(
-      `HTTP/1.1 ${status} ${REASONS[status]}\r\n` +
-        `${REQUEST_ID_HEADER}: ${id}\r\n` +
-        'content-type: application/json; charset=utf-8\r\n' +
-        `content-length: ${Buffer.byteLength(body)}\r\n` +
-        'connection: close\r\n\r\n' +
-        body,
-    )
-    socket.destroy()
-    log('info', 'request', {
-      requestId: id,
-      status,
-      error: 'invalid_request',
-      reason: error.code,
-    })
+    refuseAlone(log, error, socket, status)
   }
+}
+
+/** The refusal of a request no response was made for: OpenAI's shape, a new id, its line. */
+function refuseAlone(
+  log: (level: LogLevel, event: string, fields: Record<string, unknown>) => void,
+  error: NodeJS.ErrnoException,
+  socket: Duplex,
+  status: number,
+): void {
+  const id = randomUUID()
+  const body = JSON.stringify({
+    error: {
+      message: `the request could not be read as HTTP (${error.code ?? 'parse error'}): nothing was sent`,
+      type: 'invalid_request_error',
+      param: null,
+      code: 'invalid_request',
+    },
+  })
+  // Written, then closed, as Node's own answer is.
+  socket.write(
+    `HTTP/1.1 ${status} ${REASONS[status]}\r\n` +
+      `${REQUEST_ID_HEADER}: ${id}\r\n` +
+      'content-type: application/json; charset=utf-8\r\n' +
+      `content-length: ${Buffer.byteLength(body)}\r\n` +
+      'connection: close\r\n\r\n' +
+      body,
+  )
+  socket.destroy()
+  log('info', 'request', {
+    requestId: id,
+    status,
+    error: 'invalid_request',
+    reason: error.code,
+  })
 }

@@ -12,3 +12,21 @@ import type { Duplex } from 'node:stream'
 export function responseOn(socket: Duplex): ServerResponse | undefined {
   return (socket as { _httpMessage?: ServerResponse | null })._httpMessage ?? undefined
 }
+
+/**
+ * Calls `write` once every answer before it on `socket` is out (Node hands
+ * the socket to the next queued answer before the last one's `close`), or
+ * destroys the socket if one of them closed the connection. A refusal of a
+ * request pipelined behind one still being answered (a CONNECT, a request
+ * the parser could not read), written at once, went out as that request's
+ * answer, and the close that follows it cut the real one.
+ */
+export function inTurn(socket: Duplex, write: () => void): void {
+  const answering = responseOn(socket)
+  if (answering !== undefined) {
+    answering.once('close', () => inTurn(socket, write))
+    return
+  }
+  if (socket.writable) write()
+  else socket.destroy()
+}
