@@ -5,6 +5,13 @@ import type { Span, TimeInput } from '@opentelemetry/api'
 interface Work {
   open: number
   release: (() => void) | undefined
+  /**
+   * The span each open span was started under: the server span, or one
+   * between them — instrumentation-express's `request handler`, a span of
+   * the app's —, which a cut request's hold must cover too, or it ends
+   * before its children.
+   */
+  parents: Map<Span, Span>
 }
 
 /**
@@ -33,15 +40,16 @@ export class OpenWork {
 
   /** `deadline` is a traced request's: count the spans of its work. */
   own(deadline: Deadline): void {
-    this.#owners.set(deadline, { open: 0, release: undefined })
+    this.#owners.set(deadline, { open: 0, release: undefined, parents: new Map() })
   }
 
-  /** `span` was started for work under `deadline` (or an ancestor's owner). */
-  track(deadline: Deadline | undefined, span: Span): void {
+  /** `span` was started for work under `deadline` (or an ancestor's owner), as a child of `parent`. */
+  track(deadline: Deadline | undefined, span: Span, parent?: Span): void {
     for (let d = deadline; d !== undefined; d = d.parent) {
       const work = this.#owners.get(d)
       if (work === undefined) continue
       work.open++
+      if (parent !== undefined) work.parents.set(span, parent)
       this.#of.set(span, work)
       return
     }
@@ -52,6 +60,7 @@ export class OpenWork {
     const work = this.#of.get(span)
     if (work === undefined) return
     this.#of.delete(span)
+    work.parents.delete(span)
     work.open--
     if (work.open === 0) work.release?.()
   }
@@ -100,7 +109,23 @@ export class OpenWork {
       return
     }
     hold.holders++
-    this.endAfterWork(owner, () => letGo(span, hold))
+    // The spans the open work was started under, between it and this one:
+    // instrumentation-express ends its `request handler` on the same
+    // 'close', after this is heard, so before its slice and egress spans.
+    // Not one of ours (an enclosing slice ends on its own), nor one ended
+    // already. Let go before the server span: children end first.
+    const parents: Array<[Span, Hold]> = []
+    for (const parent of new Set(work.parents.values())) {
+      if (parent === span || this.#of.has(parent) || !parent.isRecording()) continue
+      const parentHold = holdOf(parent)
+      if (parentHold === undefined) continue
+      parentHold.holders++
+      parents.push([parent, parentHold])
+    }
+    this.endAfterWork(owner, () => {
+      for (const [parent, parentHold] of parents) letGo(parent, parentHold)
+      letGo(span, hold)
+    })
   }
 
   /** The owner is over and nothing waits: forget it. */

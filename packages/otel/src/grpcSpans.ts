@@ -203,7 +203,7 @@ export function grpcTraceHandlers(
       )
       if (m.metadata) propagation.inject(trace.setSpan(parent, span), m.metadata, metadataSetter)
       clients.set(m.call, span)
-      openWork.track(m.deadline, span)
+      openWork.track(m.deadline, span, trace.getSpan(parent))
     },
     clientEnd(m) {
       const span = clients.get(m.call)

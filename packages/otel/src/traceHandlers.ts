@@ -230,7 +230,8 @@ export function traceHandlers(sdkTracer: Tracer): Handlers {
   // request or gRPC call: its server span ends after them when it is cut
   // short (see OpenWork).
   const openWork = new OpenWork()
-  const track = (deadline: Deadline | undefined, span: Span): void => openWork.track(deadline, span)
+  const track = (deadline: Deadline | undefined, span: Span, parent: Context): void =>
+    openWork.track(deadline, span, trace.getSpan(parent))
   const untrack = (span: Span): void => openWork.untrack(span)
 
   return {
@@ -347,7 +348,7 @@ export function traceHandlers(sdkTracer: Tracer): Handlers {
         sliceSpans.set(m.deadline, span)
         sliceAnchors.set(span, anchor)
         sliceStarts.set(span, performance.now())
-        track(m.deadline, span)
+        track(m.deadline, span, ctx)
       },
       sliceEnd(m) {
         const span = sliceSpans.get(m.deadline)
@@ -398,6 +399,7 @@ export function traceHandlers(sdkTracer: Tracer): Handlers {
         // A method the conventions do not know is `_OTHER` in the name and
         // the attribute (span names must stay few), the original beside it.
         const method = httpMethod(m.method)
+        const parent = parentContext(m.deadline)
         const span = tracer.startSpan(
           SPAN_EGRESS_PREFIX + method,
           {
@@ -414,10 +416,10 @@ export function traceHandlers(sdkTracer: Tracer): Handlers {
               [ATTR_DEADLINE_HEADER_MS]: m.headerMs,
             }),
           },
-          parentContext(m.deadline),
+          parent,
         )
         attempts.add(m, span)
-        track(m.deadline ?? currentDeadline(), span)
+        track(m.deadline ?? currentDeadline(), span, parent)
       },
       attemptEnd(m) {
         const span = attempts.take(m)
