@@ -34,7 +34,7 @@ it('a server that never answers ends the probe at 3 × --budget, naming the boun
   expect(run.code, run.stderr).toBe(1)
   expect(run.stdout).toBe('')
   expect(run.stderr).toMatch(
-    /^hourglass probe: 127\.0\.0\.1:\d+ did not finish warm-up call 1 of 1 within 600 ms \(3 × the 200 ms --budget\); the probe stops waiting there$/m,
+    /^hourglass probe: 127\.0\.0\.1:\d+ did not finish warm-up call 1 of 1 within 600 ms \(3 × the 200 ms --budget\): connected, it had sent no response headers; the probe stops waiting there$/m,
   )
   // The probe closed the call it gave up on, and made no other.
   await server.clientGone(0)

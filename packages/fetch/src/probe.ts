@@ -1,5 +1,11 @@
 import { setImmediate } from 'node:timers'
-import { Deadline, describeValue, optionError, refuseUnknownOptions } from '@hourglass/core'
+import {
+  Deadline,
+  describeValue,
+  isDeadlineExceeded,
+  optionError,
+  refuseUnknownOptions,
+} from '@hourglass/core'
 import type { Attempt, AttemptTimings } from './Attempt.js'
 import { type CreateFetchOptions, createFetch } from './createFetch.js'
 import { ProbeNoSampleError } from './errors/ProbeNoSampleError.js'
@@ -240,6 +246,19 @@ export async function probe(url: string | URL, options: ProbeOptions = {}): Prom
         const done = await ended(attempt as Attempt | undefined, url)
         if (i >= warmup) measured.push({ ...done.timings, status: res.status })
         onProgress?.({ done: i + 1, total: warmup + samples, warmup: i < warmup })
+      } catch (error) {
+        // Cut by callTimeoutMs: the rejection says in which phase (`phase`,
+        // as fetch's own errors do). Without it a firewall dropping SYNs, a
+        // server that never answers and a stalled body were one message.
+        // The bound's reason is this call's own error: no other holds it.
+        const cutAttempt = attempt as Attempt | undefined
+        if (bound?.expired && isDeadlineExceeded(error) && cutAttempt !== undefined) {
+          const phase = cutPhase(cutAttempt.timings)
+          if (phase !== undefined) {
+            Object.defineProperty(error, 'phase', { value: phase, configurable: true })
+          }
+        }
+        throw error
       } finally {
         bound?.dispose()
         if (!shared) await fetch.close()
@@ -303,6 +322,18 @@ async function ended(attempt: Attempt | undefined, url: string | URL): Promise<A
   if (!attempt.done) await new Promise<void>((resolve) => attempt.onFinish(() => resolve()))
   if (attempt.error !== undefined) throw attempt.error
   return attempt
+}
+
+/**
+ * The phase an attempt was in when it was cut: the last one it timed
+ * (`finish()` closes the timing of the phase in progress).
+ */
+function cutPhase(t: AttemptTimings): 'dns' | 'connect' | 'headers' | 'body' | undefined {
+  if (t.bodyMs !== undefined) return 'body'
+  if (t.headersMs !== undefined) return 'headers'
+  if (t.connectMs !== undefined) return 'connect'
+  if (t.dnsMs !== undefined) return 'dns'
+  return undefined
 }
 
 /** Stats over the samples that went through a phase; undefined when none did. */

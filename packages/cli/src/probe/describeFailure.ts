@@ -49,6 +49,14 @@ function isTlsCode(code: string): boolean {
   return code in TLS_MEANING || code.startsWith('ERR_SSL_') || code.startsWith('ERR_TLS_')
 }
 
+/** Where a call the bound cut was, by the phase probe() names on its error. */
+const CUT_PHASE: Record<string, string> = {
+  dns: 'the DNS lookup had not answered',
+  connect: 'it was still connecting (TCP or TLS)',
+  headers: 'connected, it had sent no response headers',
+  body: 'it was still sending the body',
+}
+
 /** The bound every probe call ran under: `callTimeoutMs`, from the `--budget`. */
 export interface CallBound {
   budgetMs: number
@@ -79,7 +87,11 @@ export function describeFailure(error: unknown, url: URL, bound?: CallBound): st
   const where = url.host
   // The only deadline in a probe is the bound on each call (probe() passes it as a signal).
   if (bound && isDeadlineExceeded(error)) {
-    return `${where} did not finish ${callName(bound.call)} within ${bound.callTimeoutMs} ms (${bound.callTimeoutMs / bound.budgetMs} × the ${bound.budgetMs} ms --budget); the probe stops waiting there`
+    // The phase the bound cut (probe() sets it): a SYN a firewall drops, a
+    // server that accepts and never answers and a body that stalls read alike.
+    const phase = (error as { phase?: unknown }).phase
+    const cut = typeof phase === 'string' ? CUT_PHASE[phase] : undefined
+    return `${where} did not finish ${callName(bound.call)} within ${bound.callTimeoutMs} ms (${bound.callTimeoutMs / bound.budgetMs} × the ${bound.budgetMs} ms --budget)${cut ? `: ${cut}` : ''}; the probe stops waiting there`
   }
   const os = (error as { osCode?: unknown }).osCode
   const code =
@@ -139,8 +151,12 @@ export function describeFailure(error: unknown, url: URL, bound?: CallBound): st
     return `${where} closed the connection before the answer was complete (${message})`
   }
   // fetch decodes the body as its Content-Encoding says; zlib refusing it
-  // surfaces as fetch's bare "terminated", its cause the only clue.
-  if (typeof socketCode === 'string' && socketCode.startsWith('Z_')) {
+  // surfaces as fetch's bare "terminated", its cause the only clue. zlib's
+  // codes are Z_* for gzip and deflate; a brotli stream (`br`, which fetch
+  // asks for over https:) fails with ERR__ERROR_* (BROTLI_DECODER_ERROR_*
+  // less its prefix), whose message, "Decompression failed", was all the
+  // probe printed.
+  if (typeof socketCode === 'string' && /^(?:Z_|ERR__ERROR_)/.test(socketCode)) {
     const cause = (error as { cause?: unknown }).cause
     const why = cause instanceof Error ? cause.message : message
     return `${where} sent a body that does not decode as its Content-Encoding says (${socketCode}: ${why})`
