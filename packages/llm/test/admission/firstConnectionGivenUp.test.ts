@@ -2,38 +2,7 @@ import { ManualClock } from '@hourglass/core'
 import { describe, expect, it } from 'vitest'
 import { ProviderLimits } from '../../src/admission/ProviderLimits.js'
 import { RedisCooldownStore } from '../../src/admission/RedisCooldownStore.js'
-
-/**
- * An ioredis client whose first connection is slow to come up: connected,
- * its ready check unanswered (status `connect`) — a Redis frozen or still
- * loading when the process started, a proxy whose backend is not up yet —
- * until `comeUp()`. `runs` counts the scripts it was sent.
- */
-function slowFirstConnection() {
-  const listeners = new Set<() => void>()
-  return {
-    status: 'connect',
-    runs: 0,
-    once(_event: 'ready' | 'close', listener: () => void) {
-      listeners.add(listener)
-    },
-    removeListener(_event: 'ready' | 'close', listener: () => void) {
-      listeners.delete(listener)
-    },
-    async evalsha(): Promise<unknown> {
-      this.runs++
-      return [1, 60_000]
-    },
-    async eval(): Promise<unknown> {
-      this.runs++
-      return [1, 60_000]
-    },
-    comeUp() {
-      this.status = 'ready'
-      for (const listener of [...listeners]) listener()
-    },
-  }
-}
+import { slowFirstConnection } from './support/slowFirstConnection.js'
 
 const turn = () => new Promise((resolve) => setImmediate(resolve))
 

@@ -1,36 +1,7 @@
 import { ManualClock } from '@hourglass/core'
 import { describe, expect, it } from 'vitest'
 import { ProviderLimits } from '../../src/admission/ProviderLimits.js'
-
-/**
- * An ioredis client whose first connection never comes up: connected, its
- * ready check unanswered (status `connect`) — a Redis that was frozen,
- * still loading its dataset, or behind a proxy whose backend is down when
- * the process started. Its `ready` never comes; `runs` counts the scripts
- * it was sent.
- */
-function neverReady() {
-  const listeners = new Set<() => void>()
-  return {
-    status: 'connect',
-    runs: 0,
-    listeners,
-    once(_event: 'ready' | 'close', listener: () => void) {
-      listeners.add(listener)
-    },
-    removeListener(_event: 'ready' | 'close', listener: () => void) {
-      listeners.delete(listener)
-    },
-    async evalsha(): Promise<unknown> {
-      this.runs++
-      return [1, 60_000]
-    },
-    async eval(): Promise<unknown> {
-      this.runs++
-      return [1, 60_000]
-    },
-  }
-}
+import { slowFirstConnection } from './support/slowFirstConnection.js'
 
 /** Whether `promise` has settled once pending callbacks have run (no clock advanced). */
 async function settledNow(promise: Promise<unknown>): Promise<boolean> {
@@ -46,7 +17,7 @@ async function settledNow(promise: Promise<unknown>): Promise<boolean> {
 describe('a Redis whose first connection never comes up', () => {
   it('costs one command timeout per back-off, not one per request', async () => {
     const clock = new ManualClock()
-    const client = neverReady()
+    const client = slowFirstConnection()
     const limits = new ProviderLimits({
       limits: { acme: { rpm: 100 } },
       redis: client,
@@ -82,8 +53,7 @@ describe('a Redis whose first connection never comes up', () => {
     expect(client.listeners.size).toBe(2)
 
     // Up at last, during a back-off: counted in Redis again at once.
-    client.status = 'ready'
-    for (const listener of [...client.listeners]) listener()
+    client.comeUp()
     // The two counts that timed out waiting were made locally: not sent now
     // (firstConnectionGivenUp.test.ts). This one goes to Redis.
     await new Promise((resolve) => setImmediate(resolve))
