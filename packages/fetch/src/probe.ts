@@ -1,11 +1,5 @@
 import { setImmediate } from 'node:timers'
-import {
-  Deadline,
-  describeValue,
-  isDeadlineExceeded,
-  optionError,
-  refuseUnknownOptions,
-} from '@hourglass/core'
+import { Deadline, describeValue, optionError, refuseUnknownOptions } from '@hourglass/core'
 import type { Attempt, AttemptTimings } from './Attempt.js'
 import { type CreateFetchOptions, createFetch } from './createFetch.js'
 import { ProbeNoSampleError } from './errors/ProbeNoSampleError.js'
@@ -250,9 +244,10 @@ export async function probe(url: string | URL, options: ProbeOptions = {}): Prom
         // Cut by callTimeoutMs: the rejection says in which phase (`phase`,
         // as fetch's own errors do). Without it a firewall dropping SYNs, a
         // server that never answers and a stalled body were one message.
-        // The bound's reason is this call's own error: no other holds it.
+        // Only the bound's own reason: a caller's deadline that ended the
+        // call first is its error, shared with whatever else waits on it.
         const cutAttempt = attempt as Attempt | undefined
-        if (bound?.expired && isDeadlineExceeded(error) && cutAttempt !== undefined) {
+        if (bound !== undefined && error === bound.reason && cutAttempt !== undefined) {
           const phase = cutPhase(cutAttempt.timings)
           if (phase !== undefined) {
             Object.defineProperty(error, 'phase', { value: phase, configurable: true })

@@ -6,10 +6,11 @@ interface Work {
   open: number
   release: (() => void) | undefined
   /**
-   * The span each open span was started under: the server span, or one
-   * between them — instrumentation-express's `request handler`, a span of
-   * the app's —, which a cut request's hold must cover too, or it ends
-   * before its children.
+   * The span each open span was started under (its direct parent): the
+   * server span, or one between them — instrumentation-express's `request
+   * handler` —, which a cut request's hold must cover too, or it ends
+   * before its children. Not a span further up (above an app's own span
+   * around the work): a context gives no way to its ancestors.
    */
   parents: Map<Span, Span>
 }
@@ -117,6 +118,9 @@ export class OpenWork {
     const parents: Array<[Span, Hold]> = []
     for (const parent of new Set(work.parents.values())) {
       if (parent === span || this.#of.has(parent) || !parent.isRecording()) continue
+      // The request's own spans only: one of another trace (a span the app
+      // keeps open around many requests) is not this request's to hold.
+      if (parent.spanContext().traceId !== span.spanContext().traceId) continue
       const parentHold = holdOf(parent)
       if (parentHold === undefined) continue
       parentHold.holders++

@@ -155,8 +155,12 @@ export function describeFailure(error: unknown, url: URL, bound?: CallBound): st
   // codes are Z_* for gzip and deflate; a brotli stream (`br`, which fetch
   // asks for over https:) fails with ERR__ERROR_* (BROTLI_DECODER_ERROR_*
   // less its prefix), whose message, "Decompression failed", was all the
-  // probe printed.
-  if (typeof socketCode === 'string' && /^(?:Z_|ERR__ERROR_)/.test(socketCode)) {
+  // probe printed. Only those that say the body is malformed: brotli's
+  // ALLOC_* and UNREACHABLE are the probe's own failures, not the host's.
+  if (
+    typeof socketCode === 'string' &&
+    /^(?:Z_|ERR__ERROR_(?:FORMAT_|DICTIONARY_NOT_SET$))/.test(socketCode)
+  ) {
     const cause = (error as { cause?: unknown }).cause
     const why = cause instanceof Error ? cause.message : message
     return `${where} sent a body that does not decode as its Content-Encoding says (${socketCode}: ${why})`
