@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto'
+import type { ServerResponse } from 'node:http'
 import type { Duplex } from 'node:stream'
 import type { LogLevel } from '../log/GatewayLogger.js'
 import { closeAfterAnswer } from './closeAfterAnswer.js'
@@ -59,39 +60,32 @@ export function refuseUnparsed(
     const answering = responseOn(socket)
     // The client still sending (not a body cut short by its FIN: that
     // request's line says 499, its client left).
-    if (answering !== undefined && !socket.readableEnded) {
-      if (!answering.req.complete && !answering.headersSent) {
-        // Its own body is what the parser refused (a bad chunk size, a
-        // trailer it does not take): answered through its response, with
-        // its x-request-id, its line and count 400 `invalid_body` — it got
-        // Node's bare 400, no id, and was logged 499 `client_closed`.
-        refusing.add(socket)
-        const scope = scopeOf(answering)
-        if (scope !== undefined) scope.errorCode = 'invalid_body'
-        closeAfterAnswer(answering)
-        answering.setHeader('x-should-retry', 'false')
-        // Ends the body read (the handler writes its line) and the connection.
-        answering.once('finish', () => answering.req.destroy())
-        sendJson(answering, status, {
-          error: {
-            message: `the body could not be read as HTTP (${error.code ?? 'parse error'})`,
-            type: 'invalid_request_error',
-            param: 'body',
-            code: 'invalid_body',
-          },
-        })
-        return
-      }
-      if (answering.req.complete) {
-        // A request pipelined behind the one being answered is what the
-        // parser refused: its bare 400, written at once, went out as that
-        // one's answer, and the close cut it (logged 499, its upstream work
-        // lost). The answers ahead go out first, then its own, as a
-        // CONNECT's 405 (refuseConnect); none after one that closed.
-        refusing.add(socket)
-        inTurn(socket, () => refuseAlone(log, error, socket, status))
-        return
-      }
+    if (
+      answering !== undefined &&
+      !socket.readableEnded &&
+      (answering.req.complete || ownBodyFailed(answering))
+    ) {
+      // Either its own body is what the parser refused (a bad chunk size, a
+      // trailer it does not take) — answered through its response, with its
+      // x-request-id, its line and count 400 `invalid_body`: it got Node's
+      // bare 400, no id, and was logged 499 `client_closed` —, or a request
+      // pipelined behind it: its bare 400, written at once, went out as this
+      // one's answer, and the close cut it (logged 499, its upstream work
+      // lost). The answers ahead go out first, then its own, as a CONNECT's
+      // 405 (refuseConnect), none after one that closed; one handed over
+      // behind them whose body broke is answered as its own when its turn
+      // comes (its handler waits for a body that never comes).
+      refusing.add(socket)
+      inTurn(
+        socket,
+        () => refuseAlone(log, error, socket, status),
+        (next) => {
+          if (!ownBodyFailed(next)) return false
+          answerOwnBody(next, socket, error, status)
+          return true
+        },
+      )
+      return
     }
     if (answering !== undefined) {
       if (!answering.headersSent) {
@@ -102,6 +96,42 @@ export function refuseUnparsed(
     }
     refuseAlone(log, error, socket, status)
   }
+}
+
+/**
+ * Its handler is reading its body (the chat route's `readBody`), which the
+ * parser's failure broke: answered here, a failed read ends that handler
+ * with nothing more to write. Not a response whose handler never reads
+ * (`/readyz` sent a chunked body): answering for it, its own answer came
+ * after and threw `ERR_HTTP_HEADERS_SENT`, unhandled.
+ */
+function ownBodyFailed(res: ServerResponse): boolean {
+  return !res.req.complete && !res.headersSent && res.req.readableFlowing === true
+}
+
+/** Its own body refused by the parser: 400 `invalid_body` through its response, the connection closed after it. */
+function answerOwnBody(
+  answering: ServerResponse,
+  socket: Duplex,
+  error: NodeJS.ErrnoException,
+  status: number,
+): void {
+  const scope = scopeOf(answering)
+  if (scope !== undefined) scope.errorCode = 'invalid_body'
+  closeAfterAnswer(answering)
+  answering.setHeader('x-should-retry', 'false')
+  // Ends the body read (the handler writes its line) once the lingering
+  // close is over: destroyed at the answer's finish, it reset an upload
+  // still coming, its 400 lost.
+  socket.once('close', () => answering.req.destroy())
+  sendJson(answering, status, {
+    error: {
+      message: `the body could not be read as HTTP (${error.code ?? 'parse error'})`,
+      type: 'invalid_request_error',
+      param: 'body',
+      code: 'invalid_body',
+    },
+  })
 }
 
 /** The refusal of a request no response was made for: OpenAI's shape, a new id, its line. */

@@ -19,12 +19,21 @@ export function responseOn(socket: Duplex): ServerResponse | undefined {
  * destroys the socket if one of them closed the connection. A refusal of a
  * request pipelined behind one still being answered (a CONNECT, a request
  * the parser could not read), written at once, went out as that request's
- * answer, and the close that follows it cut the real one.
+ * answer, and the close that follows it cut the real one. `claim`: a
+ * response the caller answers itself when its turn comes (true), instead
+ * of waiting for it.
  */
-export function inTurn(socket: Duplex, write: () => void): void {
+export function inTurn(
+  socket: Duplex,
+  write: () => void,
+  claim?: (answering: ServerResponse) => boolean,
+): void {
   const answering = responseOn(socket)
   if (answering !== undefined) {
-    answering.once('close', () => inTurn(socket, write))
+    // One the caller answers itself instead (its own body broken: it will
+    // never complete, so never close on its own).
+    if (claim?.(answering) === true) return
+    answering.once('close', () => inTurn(socket, write, claim))
     return
   }
   if (socket.writable) write()

@@ -108,4 +108,82 @@ describe('what Node’s parser refuses after a request was handed over, its clie
       ['closing', 200],
     ])
   })
+
+  it('a malformed body from a client that sends its whole upload before reading (python requests): the 400 still reaches it, no reset', async () => {
+    const { url, logs } = await start()
+    const socket = connect(Number(new URL(url).port), '127.0.0.1')
+    sockets.push(socket)
+    await once(socket, 'connect')
+    let received = ''
+    let writeError: string | undefined
+    socket.on('data', (chunk) => {
+      received += chunk
+    })
+    socket.on('error', (e: NodeJS.ErrnoException) => {
+      writeError ??= e.code
+    })
+    const closed = new Promise((resolve) => socket.on('close', resolve))
+    socket.write(
+      'POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\n' +
+        'x-request-id: bad-upload\r\ntransfer-encoding: chunked\r\n\r\na\r\n{"model":"\r\nzz\r\n',
+    )
+    // A megabyte more of the upload, written whatever the server answered.
+    const chunk = Buffer.alloc(64 * 1024, 'a')
+    for (let sent = 0; sent < 1024 * 1024 && writeError === undefined && !socket.destroyed; ) {
+      await new Promise<void>((resolve) => socket.write(chunk, () => resolve()))
+      sent += chunk.length
+      // Paced as a client's upload is: the server's answer comes meanwhile.
+      await new Promise((resolve) => setImmediate(resolve))
+    }
+    if (!socket.destroyed) socket.end()
+    await closed
+    expect(writeError).toBeUndefined()
+    expect(received.split('\r\n')[0]).toBe('HTTP/1.1 400 Bad Request')
+    await expect
+      .poll(() =>
+        logs
+          .filter((l) => l.event === 'request')
+          .map((l) => [l['requestId'], l['status'], l['error']]),
+      )
+      .toEqual([['bad-upload', 400, 'invalid_body']])
+  })
+
+  it('pipelined behind a request being answered, a request whose own body is malformed: answered 400 invalid_body when its turn comes, not held to its deadline', async () => {
+    const { url, logs } = await start()
+    const answer = await exchange(
+      url,
+      `${post('first')}POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\n` +
+        `x-request-id: second\r\ntransfer-encoding: chunked\r\n\r\na\r\n${BODY.slice(0, 10)}\r\nzz\r\n`,
+      sockets,
+    )
+    expect(answer.match(/HTTP\/1\.1 \d{3}/g)).toEqual(['HTTP/1.1 200', 'HTTP/1.1 400'])
+    await expect
+      .poll(() =>
+        logs
+          .filter((l) => l.event === 'request')
+          .map((l) => [l['requestId'], l['status'], l['error'] ?? null]),
+      )
+      .toEqual([
+        ['first', 200, null],
+        ['second', 400, 'invalid_body'],
+      ])
+  })
+
+  it.each(['/readyz', '/metrics', '/v1/models'])(
+    'GET %s with a malformed chunked body, its handler not reading it: refused alone, its own answer never written after (no ERR_HTTP_HEADERS_SENT)',
+    async (path) => {
+      const { url, logs } = await start()
+      const answer = await exchange(
+        url,
+        `GET ${path} HTTP/1.1\r\nhost: x\r\nx-request-id: g\r\ntransfer-encoding: chunked\r\n\r\nzz\r\n`,
+        sockets,
+      )
+      expect(answer.split('\r\n')[0]).toMatch(/^HTTP\/1\.1 (400|200)/)
+      // Closed, the gateway has let its handler end: an answer that handler
+      // wrote after the refusal rejected unhandled by then (an error of this run).
+      await harness?.close()
+      harness = undefined
+      expect(logs.filter((l) => l.level === 'error')).toEqual([])
+    },
+  )
 })
