@@ -5,7 +5,7 @@ import { rawExchange, rawHeaderOf } from './support/rawExchange.js'
 
 /**
  * `Content-Length: 0` owes no body (Python's `requests.post(url)`, `curl -X
- * PUT -d ''`): a 405 or 404 for such a request closed its keep-alive
+ * PUT -d ''`): a 405, 404 or 400 for such a request closed its keep-alive
  * connection as for a body nobody would read, and a request pipelined
  * behind it went unserved (499 `behind_last_answer`).
  */
@@ -24,6 +24,8 @@ it.each([
   ['PUT /v1/chat/completions', 'HTTP/1.1 405'],
   ['POST /v1/models', 'HTTP/1.1 405'],
   ['POST /nowhere', 'HTTP/1.1 404'],
+  // Not JSON (no content type): its 400 came before a body that was never owed.
+  ['POST /v1/chat/completions', 'HTTP/1.1 400'],
 ])(
   '%s with Content-Length: 0 keeps the connection, and one pipelined behind it is answered',
   async (target, status) => {

@@ -1,4 +1,5 @@
 import type { Server } from 'node:http'
+import { performance } from 'node:perf_hooks'
 import { setImmediate } from 'node:timers'
 
 /**
@@ -27,6 +28,13 @@ export function afterPendingReads(): Promise<void> {
 const MAX_WAITING_CONNECTIONS = 511
 
 /**
+ * The longest it accepts for, ms: the backlog there was at the stop, not a
+ * stream of new connections (a client opening one every 2 ms, under load,
+ * kept close() accepting, each answered 503, for 5 s).
+ */
+const MAX_ACCEPTING_MS = 100
+
+/**
  * `afterPendingReads()`, again while the last one saw `server` accept a
  * connection: resolves once one has accepted none, the listener's backlog
  * then empty, so closing it resets nobody (and the requests of those
@@ -37,6 +45,7 @@ const MAX_WAITING_CONNECTIONS = 511
  * With none waiting, it is the one `afterPendingReads()`.
  */
 export async function afterWaitingConnections(server: Server): Promise<void> {
+  const until = performance.now() + MAX_ACCEPTING_MS
   let accepted = 0
   const count = () => {
     accepted++
@@ -46,7 +55,7 @@ export async function afterWaitingConnections(server: Server): Promise<void> {
     for (let turn = 0; turn < MAX_WAITING_CONNECTIONS; turn++) {
       const before = accepted
       await afterPendingReads()
-      if (accepted === before) return
+      if (accepted === before || performance.now() >= until) return
     }
   } finally {
     server.off('connection', count)

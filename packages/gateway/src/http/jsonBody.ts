@@ -16,6 +16,7 @@ import { bodyShapeProblem } from './jsonKeyLimit.js'
 import {
   type BodyError,
   bodyFailure,
+  bodyStillOwed,
   codingOf,
   hasBody,
   readBody,
@@ -118,7 +119,7 @@ function parseJson(
   if (!isJson(req.headers['content-type'])) {
     // Its 400 comes before the body's end, which nobody will read: the
     // connection closes after it rather than reading on whatever still comes.
-    if (!req.complete) closeAfterAnswer(res)
+    if (bodyStillOwed(req)) closeAfterAnswer(res)
     next()
     return undefined
   }
@@ -278,7 +279,7 @@ function refuse(
   next: (error?: unknown) => void,
   error: BodyError,
 ): void {
-  if (!req.complete) closeAfterAnswer(res)
+  if (bodyStillOwed(req)) closeAfterAnswer(res)
   next(error)
 }
 
