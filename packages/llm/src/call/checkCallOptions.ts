@@ -333,17 +333,19 @@ export function checkMessages(messages: unknown, source?: string | undefined): v
 const OPENAI_MESSAGE_FIELDS = ['tool_calls', 'tool_call_id', 'function_call'] as const
 
 /** The fields of a `ChatRequest`. */
-const REQUEST_FIELDS: ReadonlySet<string> = new Set<keyof ChatRequest>([
-  'messages',
-  'maxTokens',
-  'temperature',
-  'topP',
-  'stop',
-  'tools',
-  'stream',
-  'metadata',
-  'extra',
-])
+const REQUEST_FIELDS: ReadonlySet<string> = new Set(
+  Object.keys({
+    messages: true,
+    maxTokens: true,
+    temperature: true,
+    topP: true,
+    stop: true,
+    tools: true,
+    stream: true,
+    metadata: true,
+    extra: true,
+  } satisfies Record<keyof ChatRequest, true>),
+)
 
 /** Another SDK's, or a wire's, name of a ChatRequest field. */
 const REQUEST_FIELD_MEANT: Readonly<Record<string, string>> = {
@@ -355,6 +357,9 @@ const REQUEST_FIELD_MEANT: Readonly<Record<string, string>> = {
   stop_sequences: 'stop',
   stopSequences: 'stop',
   system: "a { role: 'system', content } message first in messages",
+  // In extra it would not be sent either: a dialect never lets extra
+  // overwrite a field it built, and the model is the adapter's.
+  model: "the adapter's model (openAICompatible({ model }), one adapter per model in models)",
 }
 
 /**

@@ -35,6 +35,8 @@ describe('request fields ChatRequest does not have are refused by name, before s
       [{ seed: 7 }, 'seed', /extra/],
       [{ top_p: 0.1 }, 'top_p', /topP/],
       [{ max_tokens: 5 }, 'max_tokens', /maxTokens/],
+      // Not "extra: { model }": a dialect never lets extra overwrite its model.
+      [{ model: 'gpt-4o-mini' }, 'model', /adapter's model/],
     ]
     for (const [fields, field, hint] of cases) {
       const refused = await refusal(
