@@ -29,7 +29,15 @@ function refusal(model: string, request: Partial<ChatRequest>): unknown {
 
 describe("OpenAI's reasoning models: stop sequences", () => {
   it('are refused to the o-series and GPT-5 before anything is sent, naming field and model', () => {
-    for (const model of ['o1-mini', 'o3', 'o3-2025-04-16', 'o4-mini', 'gpt-5', 'gpt-5-mini']) {
+    for (const model of [
+      'o1-mini',
+      'o1-preview',
+      'o3',
+      'o3-2025-04-16',
+      'o4-mini',
+      'gpt-5',
+      'gpt-5-mini',
+    ]) {
       const refused = refusal(model, { stop: ['Observation:'] })
       expect(isInvalidChatRequest(refused), model).toBe(true)
       expect(refused, model).toMatchObject({ field: 'stop', reason: PROVIDER_REFUSES_VALUE })
@@ -44,12 +52,14 @@ describe("OpenAI's reasoning models: stop sequences", () => {
     expect((refused as Error).message).toContain('reasoning_effort "none"')
   })
 
-  it('still go to the models that take them: o3-mini, the -chat models, GPT-5.x not reasoning, names llm does not know', () => {
+  it('still go to the models that take them: o3-mini, o1 (not its mini or preview), the -chat models, GPT-5.x not reasoning, names llm does not know', () => {
     for (const model of [
       'gpt-4o',
       'gpt-5-chat-latest',
       'o3-mini',
       'o3-mini-2025-01-31',
+      'o1',
+      'o1-2024-12-17',
       'my-model',
       'gpt-5.1',
     ]) {

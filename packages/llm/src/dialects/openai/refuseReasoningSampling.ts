@@ -43,17 +43,19 @@ export function refuseReasoningSampling(model: string, body: Record<string, unkn
       PROVIDER_REFUSES_VALUE,
     )
   }
-  // Stop sequences have no default to leave out: o1, o3, o4-mini and GPT-5
+  // Stop sequences have no default to leave out: o1-mini, o3, o4-mini and GPT-5
   // answer any 400 "Unsupported parameter: 'stop' is not supported with this
   // model." (`param: "stop"`; langchain-ai/langchain#26433 for o1-mini and
   // o1-preview, crewAIInc/crewAI#2738 for o3, huggingface/smolagents#1211 for
   // o4-mini, crewAIInc/crewAI#4149 for gpt-5.1 reasoning), and a GPT-5.x with
   // the `none` effort takes them (BerriAI/litellm#28662). o3-mini takes them
-  // (huggingface/smolagents#2366). Agent frameworks send `stop` on every
+  // (huggingface/smolagents#2366), and so may o1 itself (OpenAI's reference
+  // names "the latest reasoning models o3 and o4-mini"): a false refusal is
+  // worse, so it goes. Agent frameworks send `stop` on every
   // request (a ReAct "Observation:"), so a reasoning model that is a
   // fallback would be sent a request it refuses.
   const stop = body['stop']
-  if (stop !== undefined && stop !== null && !/^o3-mini(?:-|$)/.test(model)) {
+  if (stop !== undefined && stop !== null && !TAKES_STOP.test(model)) {
     throw new InvalidChatRequestError(
       'stop',
       `${model} takes no stop sequences while it reasons (OpenAI's reasoning models answer 400 "Unsupported parameter: 'stop'"): leave it out${
@@ -63,6 +65,9 @@ export function refuseReasoningSampling(model: string, body: Record<string, unkn
     )
   }
 }
+
+/** The reasoning models that take stop sequences: o3-mini (and its snapshots), o1 (and its dated ones). */
+const TAKES_STOP = /^(?:o3-mini(?:-|$)|o1(?:-\d{4}-\d{2}-\d{2})?$)/
 
 /** Each field's default: the one value the reasoning models take. */
 const NEUTRAL = [
