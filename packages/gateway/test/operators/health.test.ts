@@ -101,7 +101,13 @@ describe('/healthz and /readyz tell the truth about Redis', () => {
         admin = new Redis(redis.url)
       })
       afterEach(() => redis?.thaw())
-      /** A gateway whose limits and cooldowns are in this Redis (100 ms per command), one provider answering 'ok'. */
+      /**
+       * A gateway whose limits and cooldowns are in this Redis, one provider
+       * answering 'ok'. 500 ms per command (the /readyz probe's own cap):
+       * every 'shared' below is a real-time round trip to another process,
+       * which four workers on two cores delayed past 100 ms (a probe then
+       * read `local-fallback`).
+       */
       async function startOnRedis(name: string, options: GatewayOptions = {}) {
         const provider = await fakeProvider('openai', ['k'], { limits: { rpm: 100 } })
         fake = provider.fake
@@ -110,7 +116,7 @@ describe('/healthz and /readyz tell the truth about Redis', () => {
           {
             providers: { p: provider.entry },
             models: { m: fallback(['p', 'gpt']) },
-            redis: { url: redis.url, keyPrefix: `${name}-${Date.now()}`, commandTimeoutMs: 100 },
+            redis: { url: redis.url, keyPrefix: `${name}-${Date.now()}`, commandTimeoutMs: 500 },
           },
           options,
         )
@@ -160,7 +166,7 @@ describe('/healthz and /readyz tell the truth about Redis', () => {
       })
 
       it('connected but not answering: local-fallback until a command succeeds again, then shared', async () => {
-        // The gateway's clock. A Redis silent for 2 × commandTimeoutMs (200
+        // The gateway's clock. A Redis silent for 2 × commandTimeoutMs (1000
         // ms here) after the start is warned about: on the wall clock, a
         // machine loaded 3–4 × took that long to connect a healthy one, and
         // the warning this case says is not given was. On this clock the
@@ -221,7 +227,7 @@ describe('/healthz and /readyz tell the truth about Redis', () => {
         // box taking ~0.9 s over the four after the first (a few stalls of
         // 100+ ms) ended it, and a request asked the frozen Redis again:
         // 4 scripts, not 2. Never moved here: the back-off holds throughout;
-        // the command timeout (100 ms) is ioredis's own timer.
+        // the command timeout (500 ms) is ioredis's own timer.
         await startOnRedis('frozen-backoff', { clock: new ManualClock() })
         expect((await ask()).choices[0]?.message.content).toBe('ok')
         /** The scripts Redis has run: what was sent to it while frozen runs once it is thawed. */
@@ -339,7 +345,7 @@ describe('/healthz and /readyz tell the truth about Redis', () => {
             // back between the probe's answer and the read.
             seen = (await probe()).body.redis
             // On a loaded machine a probe of the fresh connection can miss
-            // its 100 ms command timeout once (`local-fallback`): asked again.
+            // its 500 ms command timeout once (`local-fallback`): asked again.
             return seen === 'shared'
           },
           10_000,
