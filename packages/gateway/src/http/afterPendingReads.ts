@@ -24,9 +24,6 @@ export function afterPendingReads(): Promise<void> {
   return new Promise((resolve) => setImmediate(() => setImmediate(resolve)))
 }
 
-/** Node's default listen backlog: at most this many connections wait to be accepted. */
-const MAX_WAITING_CONNECTIONS = 511
-
 /**
  * The longest it accepts for, ms: the backlog there was at the stop, not a
  * stream of new connections (a client opening one every 2 ms, under load,
@@ -52,11 +49,11 @@ export async function afterWaitingConnections(server: Server): Promise<void> {
   }
   server.on('connection', count)
   try {
-    for (let turn = 0; turn < MAX_WAITING_CONNECTIONS; turn++) {
-      const before = accepted
+    let before: number
+    do {
+      before = accepted
       await afterPendingReads()
-      if (accepted === before || performance.now() >= until) return
-    }
+    } while (accepted !== before && performance.now() < until)
   } finally {
     server.off('connection', count)
   }

@@ -3,27 +3,12 @@ import { connect, type Socket } from 'node:net'
 import { type FakeProvider, reply, startFakeProvider } from '@hourglass/testkit'
 import { afterEach, describe, expect, it } from 'vitest'
 import { fallback, type Harness, startHarness } from '../support/harness.js'
+import { rawExchange } from '../support/rawExchange.js'
 
 const BODY = JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'x' }] })
 const post = (id: string) =>
   'POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\n' +
   `x-request-id: ${id}\r\ncontent-length: ${Buffer.byteLength(BODY)}\r\n\r\n${BODY}`
-
-/** Sends `text`, the client staying (no FIN); resolves everything read until the server closes. */
-async function exchange(url: string, text: string, sockets: Socket[]): Promise<string> {
-  const socket = connect(Number(new URL(url).port), '127.0.0.1')
-  sockets.push(socket)
-  await once(socket, 'connect')
-  let received = ''
-  socket.on('data', (chunk) => {
-    received += chunk
-  })
-  socket.on('error', () => {})
-  const closed = new Promise((resolve) => socket.on('close', resolve))
-  socket.write(text)
-  await closed
-  return received
-}
 
 describe('what Node’s parser refuses after a request was handed over, its client still there', () => {
   let fake: FakeProvider | undefined
@@ -50,7 +35,7 @@ describe('what Node’s parser refuses after a request was handed over, its clie
 
   it('a chunked body with a bad chunk size: 400 invalid_body with its x-request-id, its line 400 — not a bare 400 logged 499', async () => {
     const { url, logs } = await start()
-    const answer = await exchange(
+    const answer = await rawExchange(
       url,
       'POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\n' +
         'x-request-id: bad-chunk\r\ntransfer-encoding: chunked\r\n\r\n' +
@@ -75,7 +60,7 @@ describe('what Node’s parser refuses after a request was handed over, its clie
 
   it('pipelined behind a request being answered (a control character in its x-request-id): the first gets its 200, then the 400 with an id and its line', async () => {
     const { url, logs } = await start()
-    const answer = await exchange(
+    const answer = await rawExchange(
       url,
       `${post('first')}GET /v1/models HTTP/1.1\r\nhost: x\r\nx-request-id: a\x01b\r\n\r\n`,
       sockets,
@@ -93,7 +78,7 @@ describe('what Node’s parser refuses after a request was handed over, its clie
 
   it('pipelined behind a request that said Connection: close: both answers before it go out, nothing after', async () => {
     const { url, logs } = await start()
-    const answer = await exchange(
+    const answer = await rawExchange(
       url,
       post('first') +
         post('closing').replace('host: x', 'host: x\r\nconnection: close') +
@@ -150,7 +135,7 @@ describe('what Node’s parser refuses after a request was handed over, its clie
 
   it('pipelined behind a request being answered, a request whose own body is malformed: answered 400 invalid_body when its turn comes, not held to its deadline', async () => {
     const { url, logs } = await start()
-    const answer = await exchange(
+    const answer = await rawExchange(
       url,
       `${post('first')}POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\n` +
         `x-request-id: second\r\ntransfer-encoding: chunked\r\n\r\na\r\n${BODY.slice(0, 10)}\r\nzz\r\n`,
@@ -173,7 +158,7 @@ describe('what Node’s parser refuses after a request was handed over, its clie
     'GET %s with a malformed chunked body, its handler not reading it: refused alone, its own answer never written after (no ERR_HTTP_HEADERS_SENT)',
     async (path) => {
       const { url, logs } = await start()
-      const answer = await exchange(
+      const answer = await rawExchange(
         url,
         `GET ${path} HTTP/1.1\r\nhost: x\r\nx-request-id: g\r\ntransfer-encoding: chunked\r\n\r\nzz\r\n`,
         sockets,

@@ -3,6 +3,7 @@ import { type Clock, optionError, refuseUnknownOptions } from '@hourglass/core'
 import { clockOption } from '../clockOption.js'
 import { answeredWithin } from './answeredWithin.js'
 import type { CooldownExtension, CooldownStore } from './CooldownStore.js'
+import { canRunScripts, evalScript } from './evalScript.js'
 import { firstConnection, sentOnceConnected, stillFirstConnecting } from './firstConnection.js'
 
 /**
@@ -112,12 +113,7 @@ export class RedisCooldownStore implements CooldownStore {
     // Used only once a cooldown is read or written: a client that is none
     // (null, a URL string) was accepted, and every call then warned
     // "cooldown store unavailable", each process deciding alone for good.
-    if (
-      typeof client !== 'object' ||
-      client === null ||
-      typeof client.evalsha !== 'function' ||
-      typeof client.eval !== 'function'
-    ) {
+    if (!canRunScripts(client)) {
       throw optionError(
         'RedisCooldownStore: client',
         'a Redis client with evalsha and eval (an ioredis Redis or Cluster)',
@@ -196,7 +192,7 @@ export class RedisCooldownStore implements CooldownStore {
     }
     return sentOnceConnected(
       connected,
-      () => this.#send(keys, args),
+      () => evalScript(this.#client, SCRIPT_SHA1, COOLDOWN_SCRIPT, keys.length, [...keys, ...args]),
       (command) =>
         answeredWithin(
           command,
@@ -206,15 +202,5 @@ export class RedisCooldownStore implements CooldownStore {
           this.#clock,
         ),
     )
-  }
-
-  async #send(keys: string[], args: Array<string | number>): Promise<unknown> {
-    try {
-      return await this.#client.evalsha(SCRIPT_SHA1, keys.length, ...keys, ...args)
-    } catch (error) {
-      // First use on this server (or after a restart/SCRIPT FLUSH): send the body once.
-      if (!String((error as Error | undefined)?.message).includes('NOSCRIPT')) throw error
-      return await this.#client.eval(COOLDOWN_SCRIPT, keys.length, ...keys, ...args)
-    }
   }
 }

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto'
 import { type Clock, cutText, messageOf } from '@hourglass/core'
 import { answeredWithin } from './answeredWithin.js'
+import { canRunScripts, evalScript } from './evalScript.js'
 import { firstConnection, sentOnceConnected, stillFirstConnecting } from './firstConnection.js'
 
 /**
@@ -229,7 +230,7 @@ export class RedisLimitScript {
     bound: (command: Promise<unknown>) => Promise<unknown>,
   ): Promise<unknown> {
     const client = this.#client
-    if (typeof client.evalsha !== 'function' || typeof client.eval !== 'function') {
+    if (!canRunScripts(client)) {
       return Promise.reject(new TypeError('ProviderLimits: the redis client has no evalsha/eval'))
     }
     // Its first connection still coming up (`status` read it as `ready`):
@@ -240,22 +241,10 @@ export class RedisLimitScript {
     const connected = stillFirstConnecting(client.status, this.#wasReady)
       ? firstConnection(client)
       : undefined
-    const { evalsha, eval: evalScript } = client
-    return sentOnceConnected(connected, () => this.#send(evalsha, evalScript, args), bound)
-  }
-
-  async #send(
-    evalsha: NonNullable<RedisLimitClient['evalsha']>,
-    evalScript: NonNullable<RedisLimitClient['eval']>,
-    args: readonly string[],
-  ): Promise<unknown> {
-    const client = this.#client
-    try {
-      return await evalsha.call(client, this.#sha, 1, ...args)
-    } catch (error) {
-      // First use on this server (or after a restart, a SCRIPT FLUSH): send the body once.
-      if (!String((error as Error | undefined)?.message).includes('NOSCRIPT')) throw error
-      return await evalScript.call(client, this.#script, 1, ...args)
-    }
+    return sentOnceConnected(
+      connected,
+      () => evalScript(client, this.#sha, this.#script, 1, args),
+      bound,
+    )
   }
 }
