@@ -36,9 +36,28 @@ export function headerValue(headers: HeaderInput | undefined, name: string): str
   return undefined
 }
 
-/** `x-should-retry: true|false` (Anthropic and OpenAI send it); anything else is absent. */
+/**
+ * The first member of a token or number field, without HTTP's optional
+ * whitespace (space, tab): a field sent twice — a proxy (Azure API
+ * Management, LiteLLM, a second gateway) adding its own copy — reaches us
+ * joined (`100, 100`), as fetch's `Headers` and Node join it, or as an array
+ * in undici's record. Core's `retryAfterMs` reads `Retry-After` so, and
+ * openai-node reads `retry-after-ms` so (`parseFloat`). Not for a field
+ * whose value may hold a comma of its own (an HTTP-date).
+ */
+function firstMember(value: string): string {
+  const comma = value.indexOf(',')
+  return (comma === -1 ? value : value.slice(0, comma)).replace(/^[ \t]+|[ \t]+$/g, '')
+}
+
+/**
+ * `x-should-retry: true|false` (Anthropic and OpenAI send it); anything else
+ * is absent. Sent twice, its first member: a `false` joined with itself
+ * still stops the retry.
+ */
 export function shouldRetryHeader(headers: HeaderInput | undefined): boolean | undefined {
-  const v = headerValue(headers, 'x-should-retry')?.trim().toLowerCase()
+  const raw = headerValue(headers, 'x-should-retry')
+  const v = raw === undefined ? undefined : firstMember(raw).toLowerCase()
   return v === 'true' ? true : v === 'false' ? false : undefined
 }
 
@@ -95,12 +114,15 @@ function resetWaitMs(headers: HeaderInput | undefined, nowMs: number): number | 
     const raw = headerValue(headers, resetName)
     if (raw === undefined) continue
     // A reset time is RFC 3339 (Anthropic's); an HTTP-date or seconds are read too.
+    const first = firstMember(raw)
+    // An HTTP-date has a comma of its own: core's reader takes the whole field.
     const wait =
       kind === 'go'
-        ? (parseGoDurationMs(raw) ?? parseSecondsMs(raw))
-        : (untilRfc3339Ms(raw, nowMs) ?? retryAfterMs(raw, nowMs) ?? parseSecondsMs(raw))
+        ? (parseGoDurationMs(first) ?? parseSecondsMs(first))
+        : (untilRfc3339Ms(first, nowMs) ?? retryAfterMs(raw, nowMs) ?? parseSecondsMs(first))
     if (wait === undefined) continue
-    const remaining = headerValue(headers, remainingName)?.trim()
+    const remainingRaw = headerValue(headers, remainingName)
+    const remaining = remainingRaw === undefined ? undefined : firstMember(remainingRaw)
     if (remaining === '0') exhausted.push(wait)
     else if (remaining === undefined || remaining === '') unknown.push(wait)
   }
@@ -110,7 +132,7 @@ function resetWaitMs(headers: HeaderInput | undefined, nowMs: number): number | 
 }
 
 function parseMs(text: string): number | undefined {
-  const s = text.trim()
+  const s = firstMember(text)
   if (!/^\d+(?:\.\d+)?$/.test(s)) return undefined
   // Any number of digits: past what a double holds is the longest wait (see durations.ts).
   return Math.ceil(Math.min(Number(s), MAX_TIMER_MS))
