@@ -7,9 +7,10 @@ import type { GatewayMetrics } from '../metrics/GatewayMetrics.js'
  * A client's retry (`X-Stainless-Retry-Count > 0`: the official SDKs send it
  * on every retry) is counted once, before anything is sent, against the
  * first provider of the list whose retry budget still allows a retry (above
- * half, gRPC's rule), as the failure that made the client retry. Providers
- * before it, whose budgets are spent, are left out of this request: the
- * retry goes to the next provider instead of adding load to a failing one.
+ * half, gRPC's rule), as the failure that made the client retry. Every
+ * provider of the list whose budget is spent is left out of this request,
+ * wherever the list names it: the retry goes to the others instead of adding
+ * load to a failing one.
  * When every provider's budget is spent the client gets a 503
  * `retry_budget_exhausted` with `x-should-retry: false` at once, and
  * nothing is sent anywhere.
@@ -34,24 +35,31 @@ export function gateClientRetry(
   const scope = currentRequest()
   if (retryBudgets === undefined || scope === undefined) return models
   if (scope.clientRetry === 0 || scope.retryCharge !== undefined) return models
+  // Every provider of the list whose budget is spent is left out, not only
+  // those before the one admitted: a later model of a spent provider (a
+  // smaller model of it as the last fallback) took the retry to the failing
+  // provider after all, and its 5xx made the charge on the admitted one stand.
+  // Decided before the charge, which may itself spend the admitted budget.
   const spent: string[] = []
-  for (const [i, adapter] of models.entries()) {
+  const open = models.filter((adapter) => {
     // The bucket callModel charges this provider's own retries to.
-    const budget = retryBudgets.forProvider(adapter)
-    if (!budget.canRetry()) {
-      // Once per provider: a list may name one twice (a smaller model of it
-      // as the fallback), whose one budget refused this retry once per
-      // model, and one request counted as two refusals.
-      if (!spent.includes(adapter.name)) {
-        metrics.clientRetry(adapter.name, 'refused')
-        spent.push(adapter.name)
-      }
-      continue
+    if (retryBudgets.forProvider(adapter).canRetry()) return true
+    // Once per provider: a list may name one twice (a smaller model of it
+    // as the fallback), whose one budget refused this retry once per model,
+    // and one request counted as two refusals.
+    if (!spent.includes(adapter.name)) {
+      metrics.clientRetry(adapter.name, 'refused')
+      spent.push(adapter.name)
     }
+    return false
+  })
+  const first = open[0]
+  if (first !== undefined) {
+    const budget = retryBudgets.forProvider(first)
     budget.recordFailure()
     scope.retryCharge = budget
-    metrics.clientRetry(adapter.name, 'admitted')
-    return models.slice(i)
+    metrics.clientRetry(first.name, 'admitted')
+    return open
   }
   throw new GatewayRequestError({
     status: 503,
