@@ -2,8 +2,9 @@ import {
   type ContextKey,
   contextKey,
   currentDeadline,
-  Deadline,
+  type Deadline,
   isAbortError,
+  isDeadline,
   isDeadlineExceeded,
   isExpiryOf,
   isInstance,
@@ -299,7 +300,9 @@ function stoppedForStarter(error: unknown, starter: Run['starter']): boolean {
   // client refusing to send for lack of its budget (`minBudgetMs`, or `fn`'s
   // synchronous part spent it) — the deadline has no reason yet, and the
   // joiner with seconds left was handed the starter's 504.
-  const deadlines = starter.filter((end): end is Deadline => end instanceof Deadline)
+  // By shape, not `instanceof`: the starter's deadline may come from another
+  // installed copy of core (an Express app's `req.deadline`, the ambient one).
+  const deadlines = starter.filter((end): end is Deadline => isDeadline(end))
   if (reasons.length === 0 && deadlines.length === 0) return false
   if (isAbortError(error) && (reasons.length > 0 || deadlines.some(expired))) return true
   let current = error
