@@ -557,14 +557,19 @@ export function kindName(kind: string): string {
 function causedBy(error: unknown, guard: (e: unknown) => boolean, depth = 0): boolean {
   if (error === null || typeof error !== 'object' || depth > 8) return guard(error)
   if (guard(error)) return true
-  const { cause, causes } = error as { cause?: unknown; causes?: unknown }
-  if (cause !== undefined && causedBy(cause, guard, depth + 1)) return true
-  if (Array.isArray(causes)) {
-    return causes.some(
-      (c) =>
-        causedBy(c, guard, depth + 1) ||
-        causedBy((c as { cause?: unknown })?.cause, guard, depth + 1),
-    )
+  try {
+    const { cause, causes } = error as { cause?: unknown; causes?: unknown }
+    if (cause !== undefined && causedBy(cause, guard, depth + 1)) return true
+    if (Array.isArray(causes)) {
+      return causes.some(
+        (c) =>
+          causedBy(c, guard, depth + 1) ||
+          causedBy((c as { cause?: unknown })?.cause, guard, depth + 1),
+      )
+    }
+  } catch {
+    // A value whose reads throw (a revoked Proxy, a throwing getter of
+    // `cause` or `causes`): caused by nothing known, as core's guards answer.
   }
   return false
 }
