@@ -15,6 +15,16 @@ const uploads = new WeakMap<UndiciRequest, StoppableBody>()
 const forms = new WeakMap<UndiciRequest, UndiciFormData>()
 
 /**
+ * The foreign Request each one rebuilt here follows, kept alive as long as
+ * the rebuilt one is. Node's Request follows the caller's signal through a
+ * WeakRef to an AbortController only that Request holds (undici's design,
+ * nodejs/undici#3644): once rebuilt, nothing held it, the next GC collected
+ * it, and the caller's abort no longer reached the call, which ran on to its
+ * answer (or timed out and was sent again, the caller gone).
+ */
+const followed = new WeakMap<UndiciRequest, object>()
+
+/**
  * The form a `Request` rebuilt by `adoptRequest` was made with (undici's
  * Request keeps its body's source out of reach): createFetch sends it again
  * with a boundary its Content-Type names after a 307/308 (`formResent`).
@@ -94,6 +104,7 @@ export function adoptRequest(input: FetchInput, initHasBody = false): RequestInf
     init.body = adopted as NonNullable<RequestInit['body']>
     body.cancel().catch(() => {})
     const request = new UndiciRequest(foreign.url, init)
+    followed.set(request, foreign)
     if (adopted !== source) forms.set(request, adopted as UndiciFormData)
     return request
   }
@@ -106,6 +117,7 @@ export function adoptRequest(input: FetchInput, initHasBody = false): RequestInf
     init.duplex = 'half'
   }
   const request = new UndiciRequest(foreign.url, init)
+  followed.set(request, foreign)
   if (upload) uploads.set(request, upload)
   return request
 }
