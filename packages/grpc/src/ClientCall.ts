@@ -145,7 +145,15 @@ export class ClientCall {
     }
     const refusal = this.#refusal()
     if (refusal) return this.#refuse(refusal)
-    const own = toEpochMs(callOptions.deadline)
+    // A `parent` server call's deadline, which grpc-js gives the call below
+    // (`propagate.DEADLINE`, in the default flags), is a deadline of the
+    // call's own: the call has one, and it bounds the call. Unseen here, a
+    // child of a parent with 60 s and no Hourglass deadline current (a server
+    // without ours, a callback that lost the context) was given `defaultMs`
+    // (30 s) over it.
+    const asked = toEpochMs(callOptions.deadline)
+    const inherited = parentEpochMs(callOptions)
+    const own = inherited < asked ? inherited : asked
     // A deadline of the call's own that is no time at all (an invalid Date,
     // NaN) compares false with everything: under the caller's deadline it
     // was kept, the call failed DEADLINE_EXCEEDED at once (or grpc-js threw
@@ -828,6 +836,24 @@ function wireSafeDeadline(at: number): number {
   const left = at - now
   if (!Number.isFinite(left) || left < 1e8) return at
   return now + wireSafeMs(Math.min(left, MAX_TIMER_MS))
+}
+
+/**
+ * The deadline a `parent` server call passes on to the call (grpc-js's
+ * `propagate.DEADLINE`, in `propagate.DEFAULTS`), epoch ms; Infinity: none,
+ * or a parent that does not say.
+ */
+function parentEpochMs(options: InterceptorOptions): number {
+  const parent = options.parent
+  if (!parent || ((options.propagate_flags ?? propagate.DEFAULTS) & propagate.DEADLINE) === 0) {
+    return Number.POSITIVE_INFINITY
+  }
+  try {
+    const at = toEpochMs(parent.getDeadline())
+    return Number.isNaN(at) ? Number.POSITIVE_INFINITY : at
+  } catch {
+    return Number.POSITIVE_INFINITY
+  }
 }
 
 function toEpochMs(deadline: Date | number | null | undefined): number {

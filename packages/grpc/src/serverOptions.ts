@@ -12,8 +12,10 @@ export interface ServerDeadlineOptions {
   /** Budget for a call that carries no valid deadline (no `grpc-timeout`, no trusted metadata), in ms. Default 2000. Must be > 0. */
   defaultMs?: number | undefined
   /**
-   * The most any call may have, in ms: an inbound value above it is cut to it
-   * (a caller can shorten its call, never lengthen it). Default 30000. Must be > 0.
+   * The most any call with a deadline may have, in ms: an inbound value above
+   * it is cut to it (a caller can shorten its call, never lengthen it). A
+   * server-streaming or bidi call that sent none has none (see `defaultMs`).
+   * Default 30000. Must be > 0.
    */
   maxMs?: number | undefined
   /**
