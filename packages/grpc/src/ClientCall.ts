@@ -153,7 +153,7 @@ export class ClientCall {
     // (30 s) over it.
     const asked = toEpochMs(callOptions.deadline)
     const inherited = parentEpochMs(callOptions)
-    const own = inherited < asked ? inherited : asked
+    const own = Math.min(inherited, asked)
     // A deadline of the call's own that is no time at all (an invalid Date,
     // NaN) compares false with everything: under the caller's deadline it
     // was kept, the call failed DEADLINE_EXCEEDED at once (or grpc-js threw
