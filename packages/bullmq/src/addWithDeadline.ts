@@ -309,7 +309,12 @@ function guardChangeDelay(job: Job, refusal: Refusal, expiresAt: number): void {
   const { deadline } = refusal
   job.changeDelay = function changeDelay(this: Job, delay: number): Promise<void> {
     const left = Math.max(0, expiresAt - deadline.clock.now())
-    const asked = { ...refusal, delay, timestamp: undefined }
+    // BullMQ's script reads the delay with `tonumber`: '60000' is a minute there.
+    const asked = {
+      ...refusal,
+      delay: typeof delay === 'string' ? Number(delay) : delay,
+      timestamp: undefined,
+    }
     if (outlasts(asked, left)) {
       return Promise.reject(unrunnable(asked, left, deadline.elapsed(), job.id ?? ''))
     }
@@ -352,8 +357,11 @@ function outlasts(refusal: Pick<Refusal, 'delay' | 'timestamp'>, budgetMs: numbe
  */
 function waitOf({ delay, timestamp }: Pick<Refusal, 'delay' | 'timestamp'>): number | undefined {
   if (typeof delay !== 'number' || !(delay > 0)) return undefined
-  if (typeof timestamp !== 'number' || !timestamp) return delay
-  return timestamp + delay - Date.now()
+  // A numeric string is a timestamp to BullMQ's scripts (`tonumber`): a delay
+  // counted from `String(Date.now() + 60_000)` ends in a minute there.
+  const from = typeof timestamp === 'string' ? Number(timestamp) : timestamp
+  if (typeof from !== 'number' || !from) return delay
+  return from + delay - Date.now()
 }
 
 /** What `refuseUnrunnable` throws: the message names the delay, what was left and the fix. */

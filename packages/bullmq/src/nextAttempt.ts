@@ -93,5 +93,11 @@ export async function nextAttempt(job: Job, error: unknown): Promise<NextAttempt
     return { retry: false, delayMs: 0 }
   }
   const [retry, delay] = Array.isArray(answer) ? answer : []
-  return { retry: retry === true, delayMs: typeof delay === 'number' && delay > 0 ? delay : 0 }
+  // Read as BullMQ's script reads it (`tonumber`): a numeric string — a
+  // back-off from config or the environment, `{ type: 'fixed', delay:
+  // '1500' }`, which BullMQ's fixed strategy returns as given, or a
+  // strategy's — is that many ms there. Read as none, the retry was let
+  // through, parked the whole back-off, and failed unrun past the deadline.
+  const ms = typeof delay === 'string' ? Number(delay) : delay
+  return { retry: retry === true, delayMs: typeof ms === 'number' && ms > 0 ? ms : 0 }
 }
