@@ -18,6 +18,7 @@ import { type BullmqRefusal, bullmqChannels } from './channels.js'
 import { enforcingDeadline } from './enforcingDeadline.js'
 import { keptInstead, mayBeDuplicate } from './keptInstead.js'
 import { readRedisTime, scriptClientOf, toLocalMs, toRedisMs } from './redisTime.js'
+import { mayReschedule, rescheduledJob } from './rescheduledJob.js'
 import { DEADLINE_OPTION, readTrace, type StoredDeadline } from './storedDeadline.js'
 
 export interface AddWithDeadlineOptions extends JobsOptions {
@@ -175,6 +176,21 @@ export async function addWithDeadline<DataType, ResultType, NameType extends str
   const expiresAt = clamped ? now + maxMs : askedExpiresAt
   // Again with the budget the job is given: the reading took some of it.
   refuseUnrunnable(refusal, budgetMs)
+  // BullMQ's deduplication `reschedule` keeps the delayed job it has — its
+  // stored deadline with it — and moves it to this add's delay. Judged by
+  // this add's deadline alone, a delay that fit here moved a job whose own
+  // deadline ends first: it reached a worker after that and failed unrun (a
+  // debounce that never ran), while every add resolved. Judged by that job's.
+  const rescheduled = deadline.observe ? undefined : mayReschedule(opts)
+  const wait = rescheduled === undefined ? undefined : waitOf(refusal)
+  if (rescheduled !== undefined && wait !== undefined) {
+    const kept = await rescheduledJob(queue, rescheduled, sample, deadline)
+    if (kept !== undefined && outlasts(refusal, kept.leftMs)) {
+      const error = unrunnable(refusal, kept.leftMs, deadline.elapsed())
+      error.message = `addWithDeadline: job ${JSON.stringify(name)} would reschedule job ${kept.id} (deduplication id ${JSON.stringify(rescheduled)}, reschedule) to come due in ${Math.ceil(wait)} ms, but that job has only ${Math.floor(kept.leftMs)} ms left of its own deadline: it could never run, so it is not rescheduled. To replace it with this job and this deadline, use deduplication.replace`
+      throw published(refusal, 'delay', error, kept.leftMs)
+    }
+  }
   // Dark mode: what the checks above would have refused, had they enforced.
   const observed = deadline.observe ? wouldRefuse(refusal, budgetMs) : undefined
   const stored: StoredDeadline = {

@@ -1,6 +1,6 @@
 import { type Deadline, untilEnded } from '@hourglass/core'
 import type { JobsOptions } from 'bullmq'
-import { scriptClientOf } from './redisTime.js'
+import { runScript, scriptClientOf } from './redisTime.js'
 import {
   DEADLINE_OPTION,
   type ReadDeadline,
@@ -13,8 +13,6 @@ import {
 // cluster, to the node that holds the queue.
 const COMMAND = 'hourglassJobOpts'
 const LUA = "return redis.call('HGET', KEYS[1], 'opts')"
-
-const defined = new WeakSet<object>()
 
 /** Options with which BullMQ may hand back a job it already has instead of adding this one. */
 export function mayBeDuplicate(opts: JobsOptions): boolean {
@@ -43,11 +41,7 @@ export async function keptInstead(
 ): Promise<{ deadline: ReadDeadline | undefined } | undefined> {
   try {
     const client = await scriptClientOf(backend)
-    if (!defined.has(client)) {
-      client.defineCommand(COMMAND, { numberOfKeys: 1, lua: LUA })
-      defined.add(client)
-    }
-    const reply = await untilEnded(client.runCommand(COMMAND, [jobKey]), { deadline })
+    const reply = await untilEnded(runScript(client, COMMAND, LUA, [jobKey]), { deadline })
     if (typeof reply !== 'string') return undefined
     const opts: unknown = JSON.parse(reply)
     // Told by the add's own id: two adds sharing a clock reading store the same expiry and budget.

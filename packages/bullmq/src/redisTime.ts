@@ -35,7 +35,6 @@ export interface RedisTimeSample {
 const COMMAND = 'hourglassTime'
 const LUA = "return redis.call('TIME')"
 
-const defined = new WeakSet<object>()
 const inFlight = new WeakMap<
   object,
   Map<string, { clock: Clock; reading: Promise<RedisTimeSample> }>
@@ -51,6 +50,33 @@ export async function scriptClientOf(backend: unknown): Promise<ScriptClient> {
     )
   }
   return c as ScriptClient
+}
+
+/** The scripts defined on each client, by command name. */
+const defined = new WeakMap<object, Set<string>>()
+
+/**
+ * Runs a Lua script through `client`, defined on it under `name` the first
+ * time (as BullMQ defines its own): its keys route it, in a cluster, to the
+ * node that holds them; `args` follow them (ARGV).
+ */
+export function runScript(
+  client: ScriptClient,
+  name: string,
+  lua: string,
+  keys: readonly string[],
+  args: readonly string[] = [],
+): Promise<unknown> {
+  let names = defined.get(client)
+  if (!names) {
+    names = new Set()
+    defined.set(client, names)
+  }
+  if (!names.has(name)) {
+    client.defineCommand(name, { numberOfKeys: keys.length, lua })
+    names.add(name)
+  }
+  return client.runCommand(name, [...keys, ...args])
 }
 
 /**
@@ -78,12 +104,8 @@ export function readRedisTime(
 }
 
 async function send(client: ScriptClient, key: string, clock: Clock): Promise<RedisTimeSample> {
-  if (!defined.has(client)) {
-    client.defineCommand(COMMAND, { numberOfKeys: 1, lua: LUA })
-    defined.add(client)
-  }
   const sentAt = clock.now()
-  const reply = await client.runCommand(COMMAND, [key])
+  const reply = await runScript(client, COMMAND, LUA, [key])
   const receivedAt = clock.now()
   const [seconds, micros] = Array.isArray(reply) ? reply : []
   const redisMs = Number(seconds) * 1000 + Number(micros) / 1000

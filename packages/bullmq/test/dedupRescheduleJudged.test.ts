@@ -1,0 +1,74 @@
+import { Deadline, ManualClock } from '@hourglass/core'
+import { describe, expect, it } from 'vitest'
+import { addWithDeadline } from '../src/index.js'
+import { available, useRedisQueues } from './support/redisQueues.js'
+
+// BullMQ's deduplication `reschedule` (a debounce) keeps the delayed job it
+// has — its id, data and options, the stored deadline among them — and moves
+// it to the incoming add's delay. That delay was judged by the incoming add's
+// deadline only: the kept job was moved past its own, and failed unrun.
+
+describe.skipIf(!available)(
+  'deduplication `reschedule`: the delay is judged by the deadline of the job BullMQ keeps and moves',
+  () => {
+    const redis = useRedisQueues()
+    const deduplication = { id: 'reindex-user-1', ttl: 60_000, reschedule: true }
+
+    it("a delay past the kept job's deadline is refused, and the kept job keeps its delay (moved, it would reach a worker after its deadline and fail unrun)", async () => {
+      const { queue } = await redis.queue()
+      const first = await addWithDeadline(
+        queue,
+        'reindex',
+        { n: 1 },
+        {
+          deadline: Deadline.after(1_500, { clock: new ManualClock() }),
+          delay: 500,
+          deduplication,
+        },
+      )
+      const second = addWithDeadline(
+        queue,
+        'reindex',
+        { n: 2 },
+        {
+          deadline: Deadline.after(60_000, { clock: new ManualClock() }),
+          delay: 3_000,
+          deduplication,
+        },
+      )
+      await expect(second).rejects.toMatchObject({
+        code: 'DEADLINE_EXCEEDED',
+        message: expect.stringMatching(/would reschedule job .* use deduplication\.replace/),
+      })
+      const kept = await queue.getJob(first.id!)
+      expect(kept!.delay).toBe(500)
+      expect(await kept!.getState()).toBe('delayed')
+    })
+
+    it("a delay that fits the kept job's deadline reschedules it, as BullMQ does", async () => {
+      const { queue } = await redis.queue()
+      const first = await addWithDeadline(
+        queue,
+        'reindex',
+        { n: 1 },
+        {
+          deadline: Deadline.after(10_000, { clock: new ManualClock() }),
+          delay: 500,
+          deduplication,
+        },
+      )
+      const second = await addWithDeadline(
+        queue,
+        'reindex',
+        { n: 2 },
+        {
+          deadline: Deadline.after(60_000, { clock: new ManualClock() }),
+          delay: 3_000,
+          deduplication,
+        },
+      )
+      expect(second.id).toBe(first.id)
+      expect((await queue.getJob(first.id!))!.delay).toBe(3_000)
+    })
+  },
+)
