@@ -1,6 +1,11 @@
 import { open } from 'node:fs/promises'
 import { refuseUnknownGatewayOptions } from '../refuseUnknownGatewayOptions.js'
-import { GatewayConfigError } from './GatewayConfigError.js'
+import { duplicateJsonKeys } from './duplicateJsonKeys.js'
+import {
+  type ConfigProblem,
+  GatewayConfigError,
+  isGatewayConfigError,
+} from './GatewayConfigError.js'
 import type { GatewayConfig } from './gatewayConfigSchema.js'
 import { type ParseGatewayConfigOptions, parseGatewayConfig } from './parseGatewayConfig.js'
 
@@ -77,7 +82,19 @@ export async function loadGatewayConfig(
       { file: path, cause },
     )
   }
-  return parseGatewayConfig(json, { ...options, file: path })
+  // JSON.parse keeps a key written twice silently (the last wins): a copied
+  // provider block not renamed replaced the first, and the config loaded.
+  const duplicates = duplicateJsonKeys(text)
+  if (duplicates.length === 0) return parseGatewayConfig(json, { ...options, file: path })
+  // Reported with the config's other problems, in one run.
+  let others: ConfigProblem[] = []
+  try {
+    parseGatewayConfig(json, { ...options, file: path })
+  } catch (error) {
+    if (!isGatewayConfigError(error)) throw error
+    others = error.problems
+  }
+  throw new GatewayConfigError([...duplicates, ...others], { file: path })
 }
 
 function jsonPosition(cause: unknown): string {

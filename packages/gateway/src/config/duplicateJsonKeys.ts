@@ -1,0 +1,72 @@
+import type { ConfigProblem } from './GatewayConfigError.js'
+import { fieldPath } from './parseGatewayConfig.js'
+
+interface Frame {
+  /** An object's keys so far; undefined for an array. */
+  keys: Set<string> | undefined
+  path: PropertyKey[]
+  index: number
+  key: string | undefined
+}
+
+/**
+ * Every key written twice in one object of a JSON text that `JSON.parse`
+ * has already accepted. JSON.parse keeps the last and drops the first
+ * without a word: a provider block copied and edited but not renamed
+ * replaced the first (its dialect, URL, keys and limits), a model written
+ * twice lost its first fallback list, a `limits` written twice its first
+ * limit — and the config loaded. One problem per repeat, at its path.
+ */
+export function duplicateJsonKeys(text: string): ConfigProblem[] {
+  const problems: ConfigProblem[] = []
+  const stack: Frame[] = []
+  let expectingKey = false
+  let i = 0
+  const valuePath = (): PropertyKey[] => {
+    const top = stack.at(-1)
+    if (top === undefined) return []
+    return top.keys === undefined ? [...top.path, top.index] : [...top.path, top.key ?? '']
+  }
+  while (i < text.length) {
+    const c = text[i]
+    if (c === '{' || c === '[') {
+      stack.push({
+        keys: c === '{' ? new Set() : undefined,
+        path: valuePath(),
+        index: 0,
+        key: undefined,
+      })
+      expectingKey = c === '{'
+      i++
+    } else if (c === '}' || c === ']') {
+      stack.pop()
+      expectingKey = false
+      i++
+    } else if (c === ',') {
+      const top = stack.at(-1)
+      if (top?.keys !== undefined) expectingKey = true
+      else if (top !== undefined) top.index++
+      i++
+    } else if (c === '"') {
+      const start = i++
+      while (text[i] !== '"') i += text[i] === '\\' ? 2 : 1
+      i++
+      const top = stack.at(-1)
+      if (expectingKey && top?.keys !== undefined) {
+        // Decoded, as JSON.parse compares them: "a" and "\u0061" are one key.
+        const key = JSON.parse(text.slice(start, i)) as string
+        if (top.keys.has(key)) {
+          problems.push({
+            field: fieldPath([...top.path, key]),
+            message:
+              'written twice in one object: JSON keeps the last and drops the first without a word (rename one, or merge them)',
+          })
+        }
+        top.keys.add(key)
+        top.key = key
+        expectingKey = false
+      }
+    } else i++
+  }
+  return problems
+}
