@@ -17,6 +17,7 @@ import { asOwnOrForeignExpiry } from './asOwnOrForeignExpiry.js'
 import { type BullmqRefusal, bullmqChannels } from './channels.js'
 import { enforcingDeadline } from './enforcingDeadline.js'
 import { keptInstead, mayBeDuplicate } from './keptInstead.js'
+import { luaNumber } from './luaNumber.js'
 import { readRedisTime, scriptClientOf, toLocalMs, toRedisMs } from './redisTime.js'
 import { mayReschedule, rescheduledJob } from './rescheduledJob.js'
 import { DEADLINE_OPTION, readTrace, type StoredDeadline } from './storedDeadline.js'
@@ -181,12 +182,18 @@ export async function addWithDeadline<DataType, ResultType, NameType extends str
   // this add's deadline alone, a delay that fit here moved a job whose own
   // deadline ends first: it reached a worker after that and failed unrun (a
   // debounce that never ran), while every add resolved. Judged by that job's.
+  // BullMQ's reschedule reads the delay with `tonumber` (its add only a
+  // number: a plain add's string delay delays nothing, and is judged so).
   const rescheduled = deadline.observe ? undefined : mayReschedule(opts)
-  const wait = rescheduled === undefined ? undefined : waitOf(refusal)
+  const moved = { ...refusal, delay: luaNumber(refusal.delay) }
+  const wait = rescheduled === undefined ? undefined : waitOf(moved)
   if (rescheduled !== undefined && wait !== undefined) {
-    const kept = await rescheduledJob(queue, rescheduled, sample, deadline)
-    if (kept !== undefined && outlasts(refusal, kept.leftMs)) {
-      const error = unrunnable(refusal, kept.leftMs, deadline.elapsed())
+    const kept = await rescheduledJob(queue, rescheduled, sample, asked)
+    // A round trip: a deadline that ended meanwhile (expired, or its client
+    // left) is refused, as after the clock reading, before anything is sent.
+    refuseEnded(refusal)
+    if (kept !== undefined && outlasts(moved, kept.leftMs)) {
+      const error = unrunnable(moved, kept.leftMs, deadline.elapsed())
       error.message = `addWithDeadline: job ${JSON.stringify(name)} would reschedule job ${kept.id} (deduplication id ${JSON.stringify(rescheduled)}, reschedule) to come due in ${Math.ceil(wait)} ms, but that job has only ${Math.floor(kept.leftMs)} ms left of its own deadline: it could never run, so it is not rescheduled. To replace it with this job and this deadline, use deduplication.replace`
       throw published(refusal, 'delay', error, kept.leftMs)
     }
@@ -328,7 +335,7 @@ function guardChangeDelay(job: Job, refusal: Refusal, expiresAt: number): void {
     // BullMQ's script reads the delay with `tonumber`: '60000' is a minute there.
     const asked = {
       ...refusal,
-      delay: typeof delay === 'string' ? Number(delay) : delay,
+      delay: luaNumber(delay),
       timestamp: undefined,
     }
     if (outlasts(asked, left)) {
@@ -375,7 +382,7 @@ function waitOf({ delay, timestamp }: Pick<Refusal, 'delay' | 'timestamp'>): num
   if (typeof delay !== 'number' || !(delay > 0)) return undefined
   // A numeric string is a timestamp to BullMQ's scripts (`tonumber`): a delay
   // counted from `String(Date.now() + 60_000)` ends in a minute there.
-  const from = typeof timestamp === 'string' ? Number(timestamp) : timestamp
+  const from = luaNumber(timestamp)
   if (typeof from !== 'number' || !from) return delay
   return from + delay - Date.now()
 }

@@ -1,5 +1,6 @@
 import { fieldOf, isError } from '@hourglass/core'
 import type { Job } from 'bullmq'
+import { luaNumber } from './luaNumber.js'
 
 /** What BullMQ will do with a failed attempt. */
 export interface NextAttempt {
@@ -98,6 +99,6 @@ export async function nextAttempt(job: Job, error: unknown): Promise<NextAttempt
   // '1500' }`, which BullMQ's fixed strategy returns as given, or a
   // strategy's — is that many ms there. Read as none, the retry was let
   // through, parked the whole back-off, and failed unrun past the deadline.
-  const ms = typeof delay === 'string' ? Number(delay) : delay
+  const ms = luaNumber(delay)
   return { retry: retry === true, delayMs: typeof ms === 'number' && ms > 0 ? ms : 0 }
 }

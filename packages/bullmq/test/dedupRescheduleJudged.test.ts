@@ -3,6 +3,10 @@ import { describe, expect, it } from 'vitest'
 import { addWithDeadline } from '../src/index.js'
 import { available, useRedisQueues } from './support/redisQueues.js'
 
+interface ScriptClient {
+  runCommand(name: string, args: unknown[]): Promise<unknown>
+}
+
 // BullMQ's deduplication `reschedule` (a debounce) keeps the delayed job it
 // has — its id, data and options, the stored deadline among them — and moves
 // it to the incoming add's delay. That delay was judged by the incoming add's
@@ -69,6 +73,68 @@ describe.skipIf(!available)(
       )
       expect(second.id).toBe(first.id)
       expect((await queue.getJob(first.id!))!.delay).toBe(3_000)
+    })
+
+    it('a delay given as a numeric string is judged as the number BullMQ reschedules by (tonumber)', async () => {
+      const { queue } = await redis.queue()
+      const first = await addWithDeadline(
+        queue,
+        'reindex',
+        { n: 1 },
+        {
+          deadline: Deadline.after(1_500, { clock: new ManualClock() }),
+          delay: 500,
+          deduplication,
+        },
+      )
+      const second = addWithDeadline(
+        queue,
+        'reindex',
+        { n: 2 },
+        {
+          deadline: Deadline.after(60_000, { clock: new ManualClock() }),
+          // As read from config or the environment.
+          delay: '3000' as unknown as number,
+          deduplication,
+        },
+      )
+      await expect(second).rejects.toMatchObject({ code: 'DEADLINE_EXCEEDED' })
+      expect((await queue.getJob(first.id!))!.delay).toBe(500)
+    })
+
+    it('a caller that leaves while the kept job is read: refused, the kept job keeps its delay', async () => {
+      const { queue } = await redis.queue()
+      const first = await addWithDeadline(
+        queue,
+        'reindex',
+        { n: 1 },
+        {
+          deadline: Deadline.after(60_000, { clock: new ManualClock() }),
+          delay: 500,
+          deduplication,
+        },
+      )
+      const client = await (queue as unknown as { backend: { client: Promise<ScriptClient> } })
+        .backend.client
+      const run = client.runCommand.bind(client)
+      const second = Deadline.after(60_000, { clock: new ManualClock() })
+      client.runCommand = (name: string, args: unknown[]) => {
+        if (name === 'hourglassDedupDelayed') second.cancel(new Error('client left'))
+        return run(name, args)
+      }
+      try {
+        await expect(
+          addWithDeadline(
+            queue,
+            'reindex',
+            { n: 2 },
+            { deadline: second, delay: 3_000, deduplication },
+          ),
+        ).rejects.toThrow('client left')
+      } finally {
+        client.runCommand = run
+      }
+      expect((await queue.getJob(first.id!))!.delay).toBe(500)
     })
   },
 )
