@@ -45,7 +45,7 @@ export function headerValue(headers: HeaderInput | undefined, name: string): str
  * openai-node reads `retry-after-ms` so (`parseFloat`). Not for a field
  * whose value may hold a comma of its own (an HTTP-date).
  */
-function firstMember(value: string): string {
+export function firstMember(value: string): string {
   const comma = value.indexOf(',')
   return (comma === -1 ? value : value.slice(0, comma)).replace(/^[ \t]+|[ \t]+$/g, '')
 }

@@ -1,5 +1,5 @@
 import type { RateLimitedBy } from '../types.js'
-import { type HeaderInput, headerValue } from './errorHeaders.js'
+import { firstMember, type HeaderInput, headerValue } from './errorHeaders.js'
 
 /** The remaining-count headers that name a token limit, exact counts (OpenAI and its imitators). */
 const TOKEN_HEADERS = ['x-ratelimit-remaining-tokens']
@@ -100,7 +100,11 @@ export function limitedByCode(code: string | undefined): RateLimitedBy | undefin
 const TPM_CODE = /(?:^|[^a-z])tpm|Tpm|TPM/
 const RPM_CODE = /(?:^|[^a-z])(?:rpm|qpm|qps)|Rpm|RPM|Qpm|QPM|Qps|QPS/
 
-/** `0` as a count (surrounding spaces allowed); anything else, absent included, is not. */
+/**
+ * `0` as a count (HTTP's optional whitespace around it allowed); sent twice
+ * (a proxy's copy), its first member, as the wait is read from the same
+ * headers. Anything else, absent included, is not.
+ */
 function isZero(value: string | undefined): boolean {
-  return value !== undefined && value.trim() === '0'
+  return value !== undefined && firstMember(value) === '0'
 }

@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net'
 import { Deadline, retryAfterMs } from '@hourglass/core'
 import { describe, expect, it } from 'vitest'
 import { retryAfterFromHeaders, shouldRetryHeader } from '../../src/dialects/errorHeaders.js'
+import { limitedByHeaders } from '../../src/dialects/rateLimitedBy.js'
 import { callModel, isModelUnavailable, openAICompatible } from '../../src/index.js'
 
 /**
@@ -88,6 +89,20 @@ describe('a retry hint sent twice is read as Retry-After is: its first member', 
         ['anthropic-ratelimit-requests-reset', '2025-06-01T12:00:05Z'],
       ]),
     ).toBe(5000)
+  })
+
+  it('a remaining count sent twice names the limit, as its reset is read for the wait', () => {
+    expect(
+      limitedByHeaders(
+        new Headers([
+          ['x-ratelimit-remaining-tokens', '0'],
+          ['x-ratelimit-remaining-tokens', '0'],
+        ]),
+      ),
+    ).toBe('tokens')
+    expect(limitedByHeaders({ 'anthropic-ratelimit-requests-remaining': ['0', '0'] })).toBe(
+      'requests',
+    )
   })
 
   it('x-should-retry sent twice is its first member: false still stops the retry', () => {
