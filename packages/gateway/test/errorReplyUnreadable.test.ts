@@ -36,4 +36,21 @@ describe('errorReply: a value whose reads throw', () => {
     )
     expect(shaped.status).toBe(499)
   })
+
+  it('one unreadable field or member hides no other: a client that left is still found', () => {
+    expect(
+      errorReply(Object.assign(new Error('b'), { causes: [revoked({}), new ClientClosedError()] }))
+        .status,
+    ).toBe(499)
+    const throwingCause = Object.defineProperty(
+      Object.assign(new Error('c'), { causes: [new ClientClosedError()] }),
+      'cause',
+      {
+        get() {
+          throw new Error('cause getter')
+        },
+      },
+    )
+    expect(errorReply(throwingCause).status).toBe(499)
+  })
 })

@@ -1,4 +1,9 @@
-import { DEADLINE_EXPIRED_HEADER, isClientClosed, isDeadlineExceeded } from '@hourglass/core'
+import {
+  DEADLINE_EXPIRED_HEADER,
+  fieldOf,
+  isClientClosed,
+  isDeadlineExceeded,
+} from '@hourglass/core'
 import { reportExpired } from '@hourglass/express'
 import {
   DEFAULT_MAX_RETRY_AFTER_MS,
@@ -557,21 +562,25 @@ export function kindName(kind: string): string {
 function causedBy(error: unknown, guard: (e: unknown) => boolean, depth = 0): boolean {
   if (error === null || typeof error !== 'object' || depth > 8) return guard(error)
   if (guard(error)) return true
+  // Each read on its own (fieldOf never throws): a value whose reads throw (a
+  // revoked Proxy, a throwing getter of `cause` or `causes`) is caused by
+  // nothing known there, as core's guards answer, and hides no other field
+  // or member.
+  const cause = fieldOf(error, 'cause')
+  if (cause !== undefined && causedBy(cause, guard, depth + 1)) return true
+  let causes: unknown[] | undefined
   try {
-    const { cause, causes } = error as { cause?: unknown; causes?: unknown }
-    if (cause !== undefined && causedBy(cause, guard, depth + 1)) return true
-    if (Array.isArray(causes)) {
-      return causes.some(
-        (c) =>
-          causedBy(c, guard, depth + 1) ||
-          causedBy((c as { cause?: unknown })?.cause, guard, depth + 1),
-      )
-    }
+    const list = fieldOf(error, 'causes')
+    // Copied: a revoked Proxy of an array throws here, not midway.
+    causes = Array.isArray(list) ? [...list] : undefined
   } catch {
-    // A value whose reads throw (a revoked Proxy, a throwing getter of
-    // `cause` or `causes`): caused by nothing known, as core's guards answer.
+    return false
   }
-  return false
+  return (
+    causes?.some(
+      (c) => causedBy(c, guard, depth + 1) || causedBy(fieldOf(c, 'cause'), guard, depth + 1),
+    ) ?? false
+  )
 }
 
 /**
