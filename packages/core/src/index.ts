@@ -96,6 +96,7 @@ export { retryAfterMs } from './retryAfterMs.js'
 export { runningSlice } from './runningSlice.js'
 export { type PlanEntry, type PlanOptions, SlicePlan, type SliceReport } from './SlicePlan.js'
 export { SliceAlreadyStartedError, SliceNotStartedError } from './SliceStateError.js'
+export { saysDeadlineExpired } from './saysDeadlineExpired.js'
 export { streamableReason } from './streamableReason.js'
 export {
   adaptiveReserveMs,

@@ -116,6 +116,8 @@ export class Attempt {
    * cannot follow the redirect). Read only for a 3xx: nothing on a 2xx.
    */
   location: string | undefined
+  /** True when the answer was a 504 with `x-deadline-expired: 1` (see the end event's `upstreamDeadline`). */
+  upstreamDeadline: true | undefined
   headerMs: number | undefined
   /** Why the attempt was stopped by us (phase limit, deadline, caller); undefined otherwise. */
   reason: unknown
@@ -630,6 +632,7 @@ export class Attempt {
       phase: error === undefined ? undefined : phaseOf(error, failedPhase),
       bytesReceived: this.bytesReceived,
       stoppedBy: error === undefined ? undefined : this.stoppedBy,
+      upstreamDeadline: this.upstreamDeadline,
     }))
   }
 

@@ -1,5 +1,11 @@
 import type { AsyncResource } from 'node:async_hooks'
-import { errorCode, messageOf, streamableReason } from '@hourglass/core'
+import {
+  DEADLINE_EXPIRED_HEADER,
+  errorCode,
+  messageOf,
+  saysDeadlineExpired,
+  streamableReason,
+} from '@hourglass/core'
 import type { Dispatcher } from 'undici'
 import type { Attempt } from './Attempt.js'
 import { asError } from './asError.js'
@@ -156,6 +162,10 @@ abstract class AttemptPhases {
   protected headers(status: number, header: HeaderLookup): boolean {
     this.attempt.statusCode = status
     if (status >= 300 && status < 400) this.attempt.location = header('location')
+    // An Hourglass hop behind this URL answered that its own deadline ran out.
+    if (status === 504 && saysDeadlineExpired(header(DEADLINE_EXPIRED_HEADER))) {
+      this.attempt.upstreamDeadline = true
+    }
     this.attempt.enter('body')
     if (this.hooks.beforeResponse?.(status, header, this.attempt)) {
       this.swallow = true

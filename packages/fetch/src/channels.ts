@@ -59,6 +59,14 @@ export interface EgressAttemptEndMessage {
    * Undefined for an attempt that ended on its own, or failed.
    */
   stoppedBy?: 'caller' | undefined
+  /**
+   * `true` when the answer was a 504 with `x-deadline-expired: 1`: the
+   * upstream (an Hourglass hop) says its own deadline ran out. Told whatever
+   * the call's `retry` options (`retry-skipped`, whose `why` says
+   * `upstream-deadline` too, is published only when the call may retry:
+   * never under `retry: false`, so never for llm's model attempts).
+   */
+  upstreamDeadline?: true | undefined
 }
 
 /** `hourglass:egress:retry`. */

@@ -9,6 +9,7 @@ import {
   isClientClosed,
   isDeadlineExceeded,
   retryAfterMs,
+  saysDeadlineExpired,
 } from '@hourglass/core'
 import { isConnectError } from './errors/ConnectError.js'
 import { isDnsError } from './errors/DnsError.js'
@@ -110,11 +111,10 @@ export function decideRetry(outcome: Outcome, state: RetryState): RetryDecision 
   const reason = error !== undefined ? errorCode(error) : `HTTP_${status}`
   const no = (why: string): RetryDecision => ({ retry: false, reason, why })
 
-  // Sent twice, fetch's Headers join it ("1, 1"): its first member counts, as for Retry-After.
   if (
     error === undefined &&
     status === 504 &&
-    outcome.header?.(DEADLINE_EXPIRED_HEADER)?.split(',')[0]?.trim() === '1'
+    saysDeadlineExpired(outcome.header?.(DEADLINE_EXPIRED_HEADER))
   ) {
     return no('upstream-deadline')
   }

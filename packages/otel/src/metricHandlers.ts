@@ -285,6 +285,11 @@ export function metricHandlers(meter: Meter): Handlers {
         })
       },
       attemptEnd(m) {
+        // The upstream said its own deadline ran out (504 + x-deadline-expired):
+        // from the attempt, not its retry-skipped, which fetch publishes only
+        // when the call may retry — never under `retry: false`, so never for
+        // llm's model attempts, the gateway hop of an API's chain.
+        if (m.upstreamDeadline === true) countExceeded('upstream')
         if (MODEL_SENDS.has(m.handle)) return
         // A redirect is not the call's answer: the hop that follows it is
         // (fetch follows 301, 302, 303, 307 and 308; another 3xx is final).
@@ -313,8 +318,6 @@ export function metricHandlers(meter: Meter): Handlers {
           [ATTR_DEADLINE_RETRY_WHY]: m.why,
           [ATTR_DEADLINE_CALL_KIND]: 'http',
         })
-        // The upstream said its own deadline ran out (504 + x-deadline-expired).
-        if (m.why === 'upstream-deadline') countExceeded('upstream')
       },
     },
     llm: {

@@ -530,7 +530,10 @@ describe('instrumentDeadlines: egress', () => {
     const deadline = Deadline.after(600, { clock })
     inSpan('GET /checkout', (server) => {
       publish(fetchChannels.attempt, attempt(deadline, 1))
-      publish(fetchChannels.attemptEnd, attemptEnd(deadline, 1, { statusCode: 504 }))
+      publish(
+        fetchChannels.attemptEnd,
+        attemptEnd(deadline, 1, { statusCode: 504, upstreamDeadline: true }),
+      )
       publish(fetchChannels.retrySkipped, {
         deadline,
         method: 'GET',

@@ -1,6 +1,7 @@
 import {
   DEADLINE_EXPIRED_HEADER,
   expiryError,
+  saysDeadlineExpired,
   streamableReason,
   systemClock,
 } from '@hourglass/core'
@@ -10,7 +11,7 @@ import { StreamCollector } from '../call/StreamCollector.js'
 import { unwritableToolCall } from '../dialects/blocks.js'
 import { cutRedacted } from '../dialects/classifyError.js'
 import { type Dialect, readRequestId } from '../dialects/Dialect.js'
-import { firstMember, headerValue } from '../dialects/errorHeaders.js'
+import { headerValue } from '../dialects/errorHeaders.js'
 import { isNoAnswer } from '../dialects/noAnswer.js'
 import { MAX_JSON_BODY_CHARS, parseAnswerJson, parseJson } from '../dialects/safeJson.js'
 import { ProviderError } from '../errors/ProviderError.js'
@@ -302,7 +303,7 @@ export function createAdapter(
         res.statusCode === 504 &&
         send.deadline !== undefined &&
         !send.deadline.observe &&
-        firstMember(headerValue(res.headers, DEADLINE_EXPIRED_HEADER) ?? '') === '1'
+        saysDeadlineExpired(headerValue(res.headers, DEADLINE_EXPIRED_HEADER))
       ) {
         discardBody(res.body)
         throw expiryError(send.deadline)
