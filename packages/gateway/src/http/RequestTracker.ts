@@ -81,6 +81,8 @@ export class RequestTracker {
    * `drained 3` with one API request, a probe cut making the CLI exit 3.
    */
   #openApi = 0
+  /** The API requests among `#open`: a drain judges only these cut or not. */
+  readonly #apiOpen = new WeakSet<Response>()
   #draining = false
   #onIdle: (() => void) | undefined
 
@@ -151,7 +153,10 @@ export class RequestTracker {
       attachScope(req, scope)
       attachScope(res, scope)
       this.#open.set(res, scope)
-      if (api) this.#openApi++
+      if (api) {
+        this.#openApi++
+        this.#apiOpen.add(res)
+      }
       res.once('close', () => {
         // Answered with its body still coming, by what had no reason to say
         // `connection: close` (anything answering before the body read that
@@ -295,12 +300,23 @@ export class RequestTracker {
     const started = performance.now()
     const inFlight = this.#openApi
     await this.#idle(timeoutMs)
-    const cutOff = this.#openApi
-    if (cutOff > 0) {
+    let cutOff = 0
+    if (this.#openApi > 0) {
+      // Still open at the timeout is not cut: one whose answer was in hand
+      // (the model's answer read, its response being written, a stream's
+      // last chunk going out) is past what the cancel reaches, and finishes
+      // whole in the grace. Cut: answered or ended by the shutdown
+      // (`shutting_down`), or not delivered whole (destroyed below, lost in
+      // transit). Counted cut, a whole 200 made the CLI exit 3.
+      const atTimeout = [...this.#open].filter(([res]) => this.#apiOpen.has(res))
       const reason = new GatewayShutdownError()
       for (const scope of this.#open.values()) scope.deadline?.cancel(reason)
       await this.#idle(CUT_GRACE_MS)
       for (const res of this.#open.keys()) res.destroy()
+      cutOff = atTimeout.filter(
+        ([res, scope]) =>
+          scope.errorCode === 'shutting_down' || !res.writableFinished || lostInTransit(res),
+      ).length
     }
     return {
       inFlight,

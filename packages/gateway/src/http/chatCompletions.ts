@@ -170,6 +170,13 @@ export function chatCompletions(ctx: GatewayContext) {
       status = shaped.status
       fields['error'] = shaped.body.error.code
     } finally {
+      // The deadline's backstop answered (its 504) while this handler's
+      // answer was in hand: what the handler then wrote was swallowed. The
+      // line says what the client got, with no id it was never given.
+      if (status === 200 && res.headersSent && res.statusCode !== 200) {
+        status = res.statusCode
+        fields['responseId'] = undefined
+      }
       headersSent()
       answerBy?.dispose()
       disposeHandlerDeadline(req)
