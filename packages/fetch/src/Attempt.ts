@@ -116,6 +116,12 @@ export class Attempt {
    * cannot follow the redirect). Read only for a 3xx: nothing on a 2xx.
    */
   location: string | undefined
+  /**
+   * createFetch's `redirect` mode for the call (`follow`, `manual`, `error`);
+   * undefined through the interceptor alone, whose 3xx something above it
+   * may or may not follow.
+   */
+  redirectMode: string | undefined
   /** True when the answer was a 504 with `x-deadline-expired: 1` (see the end event's `upstreamDeadline`). */
   upstreamDeadline: true | undefined
   headerMs: number | undefined
@@ -633,7 +639,23 @@ export class Attempt {
       bytesReceived: this.bytesReceived,
       stoppedBy: error === undefined ? undefined : this.stoppedBy,
       upstreamDeadline: this.upstreamDeadline,
+      followed: this.#followed(),
     }))
+  }
+
+  /**
+   * For a redirect status only: whether fetch goes on to its target (true:
+   * `redirect: 'follow'` and a `Location`), or this answer is the caller's
+   * (false: `redirect: 'manual'`, or a 3xx with no `Location`, which fetch
+   * returns as it is). Undefined when it is not known here.
+   */
+  #followed(): boolean | undefined {
+    const status = this.statusCode
+    if (!(status === 301 || status === 302 || status === 303 || status === 307 || status === 308))
+      return undefined
+    if (this.redirectMode === 'manual') return false
+    if (this.redirectMode === 'follow') return this.location !== undefined
+    return undefined
   }
 
   /** The deadline's error for this attempt (its reason once it has fired). */

@@ -67,6 +67,14 @@ export interface EgressAttemptEndMessage {
    * never under `retry: false`, so never for llm's model attempts).
    */
   upstreamDeadline?: true | undefined
+  /**
+   * On a 301, 302, 303, 307 or 308 of `createFetch`: `true` when fetch
+   * follows it (this hop is not the call's answer, its target is), `false`
+   * when the caller gets it as its answer (`redirect: 'manual'`, or no
+   * `Location`). Undefined for any other status, and through the
+   * interceptor alone.
+   */
+  followed?: boolean | undefined
 }
 
 /** `hourglass:egress:retry`. */

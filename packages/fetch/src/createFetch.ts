@@ -272,6 +272,7 @@ export function createFetch(
       started: (started) => {
         carrier.hops += 1
         attempt = started
+        started.redirectMode = redirectModeOf(init, input)
         started.onAbort((reason) => {
           // fetch() rejects with this reason, and writes its stack onto it.
           restoreStack = keepOwnStack(reason)
@@ -713,6 +714,14 @@ function formResent(
  * undici returns at a redirect (a bad `Location`, a scheme that is not
  * HTTP(S), the redirect limit) has one, and keeps it. Read on failure only.
  */
+/** The call's redirect mode, as fetch reads it: the init's, else an undici Request's own. */
+function redirectModeOf(
+  init: RequestInit,
+  input: RequestInfo,
+): NonNullable<RequestInit['redirect']> {
+  return init.redirect ?? (input instanceof UndiciRequest ? input.redirect : 'follow')
+}
+
 function refusedRedirect(
   thrown: unknown,
   attempt: Attempt | undefined,
@@ -729,8 +738,7 @@ function refusedRedirect(
   ) {
     return undefined
   }
-  const mode = init.redirect ?? (input instanceof UndiciRequest ? input.redirect : 'follow')
-  if (mode !== 'follow') return undefined
+  if (redirectModeOf(init, input) !== 'follow') return undefined
   if (!(thrown instanceof TypeError) || thrown.message !== 'fetch failed') return undefined
   const cause = thrown.cause
   if (!(cause instanceof Error) || cause.message !== '') return undefined

@@ -301,10 +301,12 @@ export function metricHandlers(meter: Meter): Handlers {
         // nothing): the same rule as a model's stream, whose first token is
         // its answer's first part.
         const failed = m.errorCode !== undefined && !(stoppedByCaller(m) && m.bytesReceived > 0)
-        if (
-          !failed &&
-          (m.statusCode === undefined || (m.statusCode < 400 && !isRedirect(m.statusCode)))
-        ) {
+        // A redirect the caller gets as its answer (`redirect: 'manual'`, a
+        // 3xx without `Location`) is the last hop, and the answer: fetch says
+        // which (`followed`); the interceptor alone cannot, and is not counted.
+        const followedRedirect =
+          m.statusCode !== undefined && isRedirect(m.statusCode) && m.followed !== false
+        if (!failed && (m.statusCode === undefined || (m.statusCode < 400 && !followedRedirect))) {
           succeeded.add(1, {
             [ATTR_DEADLINE_ATTEMPT]: m.attempt,
             [ATTR_DEADLINE_CALL_KIND]: 'http',
