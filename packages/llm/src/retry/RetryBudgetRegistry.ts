@@ -9,6 +9,14 @@ const OPTION_NAMES = Object.keys({
 } satisfies Record<keyof RetryBudgetOptions, true>)
 
 /**
+ * Buckets kept at most (as admission keeps at most `MAX_IDLE_SLOTS` idle
+ * slots): a service that builds adapters from its clients' input — each
+ * tenant's own endpoint, an adapter name per tenant — kept one for every
+ * endpoint it was ever shown, for the life of the process.
+ */
+export const MAX_RETRY_BUDGETS = 4096
+
+/**
  * One `RetryBudget` per provider, created on first use with shared options.
  * Budgets are per provider so one provider's 429 storm cannot stop retries
  * to the others. Keep one registry per process (or per gateway) so every
@@ -45,17 +53,29 @@ export class RetryBudgetRegistry {
     )
   }
 
-  /** The budget for `provider` (any stable name: `openai`, `anthropic`, a base URL…). */
+  /**
+   * The budget for `provider` (any stable name: `openai`, `anthropic`, a base URL…).
+   * Past `MAX_RETRY_BUDGETS` the least recently asked for is forgotten: a
+   * provider not called while 4,096 others were starts again with a full
+   * bucket (at most `maxTokens / 2` retries more), as a new one does.
+   */
   get(provider: string): RetryBudget {
     let budget = this.#budgets.get(provider)
-    if (budget === undefined) {
-      budget = new RetryBudget(this.#options)
+    if (budget !== undefined) {
+      // Most recently asked for last: the one a call in flight holds is the last let go.
+      this.#budgets.delete(provider)
       this.#budgets.set(provider, budget)
+      return budget
     }
+    if (this.#budgets.size >= MAX_RETRY_BUDGETS) {
+      this.#budgets.delete(this.#budgets.keys().next().value as string)
+    }
+    budget = new RetryBudget(this.#options)
+    this.#budgets.set(provider, budget)
     return budget
   }
 
-  /** Providers seen so far (their keys: a name, or `forProvider`'s name and base URL, without its credentials). */
+  /** Providers kept (their keys: a name, or `forProvider`'s name and base URL, without its credentials), least recently asked for first. */
   providers(): string[] {
     return [...this.#budgets.keys()]
   }
