@@ -195,7 +195,7 @@ export async function addWithDeadline<DataType, ResultType, NameType extends str
     if (kept !== undefined && outlasts(moved, kept.leftMs)) {
       const error = unrunnable(moved, kept.leftMs, deadline.elapsed())
       error.message = `addWithDeadline: job ${JSON.stringify(name)} would reschedule job ${kept.id} (deduplication id ${JSON.stringify(rescheduled)}, reschedule) to come due in ${Math.ceil(wait)} ms, but that job has only ${Math.floor(kept.leftMs)} ms left of its own deadline: it could never run, so it is not rescheduled. To replace it with this job and this deadline, use deduplication.replace`
-      throw published(refusal, 'delay', error, kept.leftMs)
+      throw published(moved, 'delay', error, kept.leftMs)
     }
   }
   // Dark mode: what the checks above would have refused, had they enforced.

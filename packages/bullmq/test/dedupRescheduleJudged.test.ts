@@ -1,6 +1,7 @@
 import { Deadline, ManualClock } from '@hourglass/core'
 import { describe, expect, it } from 'vitest'
-import { addWithDeadline } from '../src/index.js'
+import { addWithDeadline, bullmqChannels } from '../src/index.js'
+import { collect } from './support/observe.js'
 import { available, useRedisQueues } from './support/redisQueues.js'
 
 interface ScriptClient {
@@ -87,6 +88,7 @@ describe.skipIf(!available)(
           deduplication,
         },
       )
+      const refusals = collect(bullmqChannels.refuse)
       const second = addWithDeadline(
         queue,
         'reindex',
@@ -99,6 +101,7 @@ describe.skipIf(!available)(
         },
       )
       await expect(second).rejects.toMatchObject({ code: 'DEADLINE_EXCEEDED' })
+      expect(refusals[0]).toMatchObject({ reason: 'delay', delayMs: 3000 })
       expect((await queue.getJob(first.id!))!.delay).toBe(500)
     })
 
