@@ -704,6 +704,14 @@ function formResent(
   }) as Dispatcher.DispatchOptions
 }
 
+/** The call's redirect mode, as fetch reads it: the init's, else an undici Request's own. */
+function redirectModeOf(
+  init: RequestInit,
+  input: RequestInfo,
+): NonNullable<RequestInit['redirect']> {
+  return init.redirect ?? (input instanceof UndiciRequest ? input.redirect : 'follow')
+}
+
 /**
  * The redirect fetch would not follow because the body is a stream: a 301,
  * 302, 307 or 308 with a `Location`, under `redirect: 'follow'`, for a body
@@ -714,14 +722,6 @@ function formResent(
  * undici returns at a redirect (a bad `Location`, a scheme that is not
  * HTTP(S), the redirect limit) has one, and keeps it. Read on failure only.
  */
-/** The call's redirect mode, as fetch reads it: the init's, else an undici Request's own. */
-function redirectModeOf(
-  init: RequestInit,
-  input: RequestInfo,
-): NonNullable<RequestInit['redirect']> {
-  return init.redirect ?? (input instanceof UndiciRequest ? input.redirect : 'follow')
-}
-
 function refusedRedirect(
   thrown: unknown,
   attempt: Attempt | undefined,

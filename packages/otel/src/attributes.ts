@@ -428,7 +428,8 @@ export const METRIC_GEN_AI_CLIENT_OPERATION_TIME_TO_FIRST_CHUNK =
  * - `handler`: the request's, call's or job's deadline ran out while it was handled;
  * - `queued`: a job reached a worker after its deadline (it never ran);
  * - `slice`: a slice's allotment (or the whole deadline) ran out inside it;
- * - `upstream`: an upstream answered that its deadline ran out (or we gave up on it).
+ * - `upstream`: an upstream answered that its deadline ran out (a 504 with
+ *   `x-deadline-expired: 1` to a @hourglass/fetch attempt, a model attempt's included);
  *
  * One request can count at more than one stage: a slice that runs out is one
  * event, the request's own 504 afterwards is another.

@@ -4,6 +4,7 @@ import {
   DeadlineExceededError,
   isClientClosed,
   isDeadlineExceeded,
+  saysDeadlineExpired,
 } from '@hourglass/core'
 import { deadline, deadlineErrors } from '@hourglass/express'
 import { createFetch, type HourglassFetch } from '@hourglass/fetch'
@@ -23,7 +24,7 @@ const caseOf = (req: Request): string => String(req.headers[CASE_ID_HEADER] ?? '
 
 /** A 504 from an Hourglass service whose deadline (or slice) ran out. */
 const ranOut = (answer: Response): boolean =>
-  answer.status === 504 && answer.headers.get(DEADLINE_EXPIRED_HEADER) === '1'
+  answer.status === 504 && saysDeadlineExpired(answer.headers.get(DEADLINE_EXPIRED_HEADER))
 
 /**
  * The chain wired with Hourglass: each service takes the caller's budget

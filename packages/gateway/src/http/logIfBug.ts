@@ -1,3 +1,4 @@
+import { fieldOf, isError } from '@hourglass/core'
 import type { GatewayContext } from '../GatewayContext.js'
 
 /**
@@ -11,22 +12,35 @@ export function logIfBug(ctx: GatewayContext, code: string, error: unknown): voi
   if (code === 'internal_error') ctx.log('error', 'internal-error', bugOf(error))
 }
 
-/** What a log line says of an error nobody classified. */
+/**
+ * What a log line says of an error nobody classified. Each field read on its
+ * own (`fieldOf` never throws): a throwing `cause` getter lost the readable
+ * message and stack too, the line saying only `errorClass: object`.
+ */
 function bugOf(error: unknown): Record<string, unknown> {
-  try {
-    if (!(error instanceof Error)) return { errorClass: typeof error, reason: String(error) }
-    const fields: Record<string, unknown> = {
-      errorClass: error.name,
-      reason: error.message,
-      stack: error.stack,
+  if (!isError(error)) {
+    let reason: string
+    try {
+      reason = String(error)
+    } catch {
+      // A hostile toString: the line says so much.
+      return { errorClass: typeof error }
     }
-    const causes = causesOf(error)
-    if (causes.length > 0) fields.causes = causes
-    return fields
-  } catch {
-    // A hostile getter or toString: the line says so much.
-    return { errorClass: typeof error }
+    return { errorClass: typeof error, reason }
   }
+  const fields: Record<string, unknown> = {
+    errorClass: fieldOf(error, 'name'),
+    reason: fieldOf(error, 'message'),
+    stack: fieldOf(error, 'stack'),
+  }
+  let causes: string[] = []
+  try {
+    causes = causesOf(error)
+  } catch {
+    // A hostile member of what it wraps: the rest of the line stands.
+  }
+  if (causes.length > 0) fields.causes = causes
+  return fields
 }
 
 /** `Class: message` of what `error` wraps — its `cause` chain, an AggregateError's errors — a few deep. */
@@ -34,15 +48,17 @@ function causesOf(error: Error): string[] {
   const found: string[] = []
   const seen = new Set<unknown>([error])
   const queue: unknown[] = [
-    error.cause,
+    fieldOf(error, 'cause'),
     ...(error instanceof AggregateError ? [...error.errors].slice(0, 5) : []),
   ]
   while (queue.length > 0 && found.length < 5) {
     const next = queue.shift()
     if (next === undefined || seen.has(next)) continue
     seen.add(next)
-    found.push(next instanceof Error ? `${next.name}: ${next.message}` : String(next))
-    if (next instanceof Error) queue.push(next.cause)
+    found.push(
+      isError(next) ? `${fieldOf(next, 'name')}: ${fieldOf(next, 'message')}` : String(next),
+    )
+    if (isError(next)) queue.push(fieldOf(next, 'cause'))
   }
   return found
 }

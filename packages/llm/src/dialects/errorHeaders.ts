@@ -1,4 +1,4 @@
-import { MAX_TIMER_MS, retryAfterMs } from '@hourglass/core'
+import { firstMember, MAX_TIMER_MS, retryAfterMs } from '@hourglass/core'
 import { parseGoDurationMs, parseSecondsMs, untilRfc3339Ms } from './durations.js'
 
 /**
@@ -34,20 +34,6 @@ export function headerValue(headers: HeaderInput | undefined, name: string): str
     // A hostile Headers-like object: treat as absent.
   }
   return undefined
-}
-
-/**
- * The first member of a token or number field, without HTTP's optional
- * whitespace (space, tab): a field sent twice — a proxy (Azure API
- * Management, LiteLLM, a second gateway) adding its own copy — reaches us
- * joined (`100, 100`), as fetch's `Headers` and Node join it, or as an array
- * in undici's record. Core's `retryAfterMs` reads `Retry-After` so, and
- * openai-node reads `retry-after-ms` so (`parseFloat`). Not for a field
- * whose value may hold a comma of its own (an HTTP-date).
- */
-export function firstMember(value: string): string {
-  const comma = value.indexOf(',')
-  return (comma === -1 ? value : value.slice(0, comma)).replace(/^[ \t]+|[ \t]+$/g, '')
 }
 
 /**

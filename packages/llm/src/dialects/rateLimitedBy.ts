@@ -1,5 +1,6 @@
+import { firstMember } from '@hourglass/core'
 import type { RateLimitedBy } from '../types.js'
-import { firstMember, type HeaderInput, headerValue } from './errorHeaders.js'
+import { type HeaderInput, headerValue } from './errorHeaders.js'
 
 /** The remaining-count headers that name a token limit, exact counts (OpenAI and its imitators). */
 const TOKEN_HEADERS = ['x-ratelimit-remaining-tokens']
