@@ -47,6 +47,8 @@ export function planAnswer(
   const { thinkingTokens, textTokens, toolCalls } = limited
   const body = (request.body ?? {}) as {
     stream_options?: { include_usage?: unknown; include_obfuscation?: unknown }
+    logprobs?: unknown
+    top_logprobs?: unknown
     service_tier?: unknown
     generationConfig?: {
       thinkingConfig?: { includeThoughts?: unknown }
@@ -91,7 +93,10 @@ export function planAnswer(
     streamsInputEagerly: anthropicEagerInput(dialect, request.route, request.body, request.headers),
     includeUsage: body.stream_options?.include_usage === true,
     includeThoughts: body.generationConfig?.thinkingConfig?.includeThoughts === true,
-    logprobs: geminiLogprobsAsked(body.generationConfig),
+    logprobs:
+      request.route === 'openai-chat'
+        ? openAILogprobsAsked(body)
+        : geminiLogprobsAsked(body.generationConfig),
     // On by default: only an explicit `false` turns it off.
     obfuscation: dialect === 'openai' && body.stream_options?.include_obfuscation !== false,
     serviceTier: SERVED_TIERS.has(body.service_tier) ? String(body.service_tier) : 'default',
@@ -151,6 +156,21 @@ function geminiLogprobsAsked(
   if (config?.responseLogprobs !== true) return undefined
   return Number.isInteger(config.logprobs)
     ? Math.min(Math.max(0, config.logprobs as number), 20)
+    : 0
+}
+
+/**
+ * Chat Completions answers `choices[].logprobs` (`{content: [...], refusal:
+ * null}`) only to `logprobs: true`, with `top_logprobs` (0 to 20) alternatives
+ * per token; not asked, `logprobs: null`.
+ */
+function openAILogprobsAsked(body: {
+  logprobs?: unknown
+  top_logprobs?: unknown
+}): number | undefined {
+  if (body.logprobs !== true) return undefined
+  return Number.isInteger(body.top_logprobs)
+    ? Math.min(Math.max(0, body.top_logprobs as number), 20)
     : 0
 }
 

@@ -105,7 +105,14 @@ export const openAIChat: WireFormat = {
       object: 'chat.completion',
       created: plan.created,
       model: plan.model,
-      choices: [{ index: 0, message, logprobs: null, finish_reason: plan.finishReason }],
+      choices: [
+        {
+          index: 0,
+          message,
+          logprobs: tokenLogprobs(plan, plan.textTokens, 0),
+          finish_reason: plan.finishReason,
+        },
+      ],
       usage: usage(plan),
       ...serviceTier(plan),
       ...systemFingerprint(plan),
@@ -125,6 +132,7 @@ export const openAIChat: WireFormat = {
       delta: unknown,
       finish: string | null = null,
       extra: object = usageNull,
+      logprobs: object | null = null,
     ): string =>
       `data: ${JSON.stringify({
         id: plan.id,
@@ -133,7 +141,7 @@ export const openAIChat: WireFormat = {
         model: plan.model,
         ...serviceTier(plan),
         ...systemFingerprint(plan),
-        choices: [streamChoice(plan, delta, finish)],
+        choices: [streamChoice(plan, delta, finish, logprobs)],
         ...extra,
         ...pad(delta),
       })}\n\n`
@@ -170,7 +178,7 @@ export const openAIChat: WireFormat = {
         token: true,
       })
     }
-    for (const t of plan.textTokens) {
+    plan.textTokens.forEach((t, i) => {
       frames.push({
         text: chunk(
           thinkingMode
@@ -178,10 +186,14 @@ export const openAIChat: WireFormat = {
             : doubao
               ? { content: t, role: 'assistant' }
               : { content: t },
+          null,
+          usageNull,
+          // Each content chunk carries its own token's.
+          tokenLogprobs(plan, [t], i),
         ),
         token: true,
       })
-    }
+    })
     plan.toolCalls.forEach((call, index) => {
       if (doubao) {
         // Ark sends the calls whole, in the finishing chunk (`finishDelta`):
@@ -265,9 +277,46 @@ function serviceTier(plan: AnswerPlan): { service_tier?: string } {
  * doubao-seed-1-6-251015 streams). A client that takes any chunk whose
  * `finish_reason !== null` for the last one stops at Ark's first.
  */
-function streamChoice(plan: AnswerPlan, delta: unknown, finish: string | null): object {
-  if (plan.dialect !== 'doubao') return { index: 0, delta, logprobs: null, finish_reason: finish }
-  return finish === null ? { delta, index: 0 } : { delta, finish_reason: finish, index: 0 }
+function streamChoice(
+  plan: AnswerPlan,
+  delta: unknown,
+  finish: string | null,
+  logprobs: object | null = null,
+): object {
+  if (plan.dialect !== 'doubao') return { index: 0, delta, logprobs, finish_reason: finish }
+  const withLogprobs = logprobs === null ? {} : { logprobs }
+  return finish === null
+    ? { delta, ...withLogprobs, index: 0 }
+    : { delta, finish_reason: finish, ...withLogprobs, index: 0 }
+}
+
+/**
+ * `choices[].logprobs` for `tokens` (the answer's text tokens from `first`
+ * on) when the request set `logprobs: true` (openai-openapi
+ * `ChatCompletionTokenLogprob`): per token its `logprob`, UTF-8 `bytes` and
+ * `top_logprobs` (as many as `top_logprobs` asked, the chosen one first);
+ * `refusal: null`. The figures are made up but the same for the same answer.
+ * Not asked, or no text: `null`.
+ */
+function tokenLogprobs(plan: AnswerPlan, tokens: readonly string[], first: number): object | null {
+  if (plan.logprobs === undefined || tokens.length === 0) return null
+  const entry = (token: string, logprob: number) => ({
+    token,
+    logprob: Math.round(logprob * 1e4) / 1e4,
+    bytes: [...Buffer.from(token, 'utf8')],
+  })
+  return {
+    content: tokens.map((token, i) => {
+      const chosen = entry(token, -0.05 * (((first + i) % 7) + 1))
+      return {
+        ...chosen,
+        top_logprobs: Array.from({ length: plan.logprobs ?? 0 }, (_, k) =>
+          k === 0 ? chosen : entry(`${token}~${k}`, chosen.logprob - k),
+        ),
+      }
+    }),
+    refusal: null,
+  }
 }
 
 const PADDING = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789'
