@@ -47,6 +47,15 @@ export function writeExpired(
     // A client that stopped reading (the buffers are full: a write is
     // waiting for 'drain') would never receive the end either: ending it
     // would hold the socket, and everything the response buffered, for good.
+    // A body framed by the connection's close (an HTTP/1.0 caller: nginx's
+    // default `proxy_http_version`; a head with neither a length nor
+    // chunks): a clean close is its whole end, and no trailer can say
+    // otherwise — every client, and a proxy's cache, took the short body for
+    // a whole 200. Only a reset tells it was cut.
+    if (closeDelimited(res, method) && !wholeBodyGiven(res, givenBefore)) {
+      res.socket!.resetAndDestroy()
+      return 'ended'
+    }
     const cut = cutLength(res, method) && !wholeBodyGiven(res, givenBefore)
     if (cut || (needsDrain(res) && !queued(res))) res.destroy()
     else {
@@ -216,6 +225,21 @@ function interimWaiting(res: ServerResponse): number {
  * Node's own framing for one that is neither chunked nor closing the
  * connection) and has a body: cut short, it cannot be ended truthfully.
  */
+/**
+ * A started HTTP/1 response whose head declared neither a length nor chunks:
+ * its body ends where the connection closes. Not a bodiless one, nor one
+ * still queued behind another answer on its connection (nothing of it has
+ * left: see `queuedWithLength`).
+ */
+function closeDelimited(res: ServerResponse, method: string | undefined): boolean {
+  const head = (res as ServerResponse & { _header?: unknown })._header
+  if (typeof head !== 'string' || res.chunkedEncoding || isHttp2(res) || queued(res)) return false
+  if (typeof res.socket?.resetAndDestroy !== 'function') return false
+  if (method === 'HEAD' || res.statusCode < 200 || res.statusCode === 204 || res.statusCode === 304)
+    return false
+  return !/\r\n(?:content-length|transfer-encoding):/i.test(head)
+}
+
 function cutLength(res: ServerResponse, method: string | undefined): boolean {
   // A Content-Length passed to writeHead(status, headers) is not stored
   // (getHeader cannot see it), but then Node has kept a response that is
