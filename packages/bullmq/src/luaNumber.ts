@@ -1,5 +1,7 @@
 /**
- * A value as BullMQ's Lua scripts read it with `tonumber`: a numeric string
+ * A value as BullMQ's Lua scripts read it with `tonumber`, in its common
+ * forms (Lua's `strtod` also reads signed and fractional hex, which no
+ * config writes): a numeric string
  * (a back-off delay, a `changeDelay` delay or a timestamp from config or the
  * environment, `'60000'`) is that many ms there, where a check that read
  * only numbers took it for none. Lua reads `inf` (BullMQ would then park a

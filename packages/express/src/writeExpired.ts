@@ -1,4 +1,5 @@
 import type { ServerResponse } from 'node:http'
+import type { Socket } from 'node:net'
 import { dropBodyHeaders } from './dropBodyHeaders.js'
 import { isHttp2 } from './isHttp2.js'
 import { keepHeadFields } from './keepHeadFields.js'
@@ -26,7 +27,9 @@ export interface ExpiredBody {
  * declared a Content-Length, which a cut-short body would contradict and
  * desynchronise the connection, or its client has stopped reading (its
  * buffers are full), so an end could never be flushed: then the socket is
- * destroyed, the cases where nothing cleaner is correct.
+ * destroyed, the cases where nothing cleaner is correct. One framed by the
+ * connection's close (no length, no chunks: an HTTP/1.0 caller) is reset,
+ * as a clean close would be its whole end (`resetConnection`).
  * A pipelined response still queued for its socket is ended: its buffered
  * writes wait their turn, not a client that stopped reading (see `queued`).
  * So is one that has handed its socket all the length it declared
@@ -44,18 +47,18 @@ export function writeExpired(
   // may still be flushing: a destroy here would cut a whole answer short.
   if (res.writableEnded) return 'ended'
   if (res.headersSent && !discardUnsentHead(res, method)) {
-    // A client that stopped reading (the buffers are full: a write is
-    // waiting for 'drain') would never receive the end either: ending it
-    // would hold the socket, and everything the response buffered, for good.
     // A body framed by the connection's close (an HTTP/1.0 caller: nginx's
     // default `proxy_http_version`; a head with neither a length nor
     // chunks): a clean close is its whole end, and no trailer can say
     // otherwise — every client, and a proxy's cache, took the short body for
     // a whole 200. Only a reset tells it was cut.
     if (closeDelimited(res, method) && !wholeBodyGiven(res, givenBefore)) {
-      res.socket!.resetAndDestroy()
+      resetConnection(res)
       return 'ended'
     }
+    // A client that stopped reading (the buffers are full: a write is
+    // waiting for 'drain') would never receive the end either: ending it
+    // would hold the socket, and everything the response buffered, for good.
     const cut = cutLength(res, method) && !wholeBodyGiven(res, givenBefore)
     if (cut || (needsDrain(res) && !queued(res))) res.destroy()
     else {
@@ -221,11 +224,6 @@ function interimWaiting(res: ServerResponse): number {
 }
 
 /**
- * A started response that declared its length (a `Content-Length`, or
- * Node's own framing for one that is neither chunked nor closing the
- * connection) and has a body: cut short, it cannot be ended truthfully.
- */
-/**
  * A started HTTP/1 response whose head declared neither a length nor chunks:
  * its body ends where the connection closes. Not a bodiless one, nor one
  * still queued behind another answer on its connection (nothing of it has
@@ -237,9 +235,31 @@ function closeDelimited(res: ServerResponse, method: string | undefined): boolea
   if (typeof res.socket?.resetAndDestroy !== 'function') return false
   if (method === 'HEAD' || res.statusCode < 200 || res.statusCode === 204 || res.statusCode === 304)
     return false
-  return !/\r\n(?:content-length|transfer-encoding):/i.test(head)
+  return !FRAMED.test(head)
 }
 
+/**
+ * Reset the response's connection: an RST, which no client takes for the
+ * body's end. A TLS socket's own handle is no TCP one (`resetAndDestroy`
+ * throws ERR_INVALID_HANDLE_TYPE): the TCP socket under it is reset. A Unix
+ * socket has no reset: it is closed, as before.
+ */
+function resetConnection(res: ServerResponse): void {
+  const socket = res.socket as Socket & { _parent?: Socket | null }
+  const tcp = socket._parent ?? socket
+  try {
+    tcp.resetAndDestroy()
+  } catch {
+    // No TCP handle under it (a Unix socket, a socket passed in by hand).
+  }
+  socket.destroy()
+}
+
+/**
+ * A started response that declared its length (a `Content-Length`, or
+ * Node's own framing for one that is neither chunked nor closing the
+ * connection) and has a body: cut short, it cannot be ended truthfully.
+ */
 function cutLength(res: ServerResponse, method: string | undefined): boolean {
   // A Content-Length passed to writeHead(status, headers) is not stored
   // (getHeader cannot see it), but then Node has kept a response that is

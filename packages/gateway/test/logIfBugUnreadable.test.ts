@@ -51,3 +51,17 @@ it('a value whose toString throws says what it is', () => {
   })
   expect(lines[0]?.fields).toEqual({ errorClass: 'object' })
 })
+
+it('a cause whose toString throws is left out, the others kept', () => {
+  const { ctx, lines } = recording()
+  const hostile = {
+    toString() {
+      throw new Error('no')
+    },
+  }
+  const error = new AggregateError([new Error('kept'), hostile], 'outer', {
+    cause: new Error('first'),
+  })
+  logIfBug(ctx, 'internal_error', error)
+  expect(lines[0]?.fields).toMatchObject({ causes: ['Error: first', 'Error: kept'] })
+})

@@ -55,9 +55,13 @@ function causesOf(error: Error): string[] {
     const next = queue.shift()
     if (next === undefined || seen.has(next)) continue
     seen.add(next)
-    found.push(
-      isError(next) ? `${fieldOf(next, 'name')}: ${fieldOf(next, 'message')}` : String(next),
-    )
+    try {
+      found.push(
+        isError(next) ? `${fieldOf(next, 'name')}: ${fieldOf(next, 'message')}` : String(next),
+      )
+    } catch {
+      // A hostile cause (its toString throws): the others stand.
+    }
     if (isError(next)) queue.push(fieldOf(next, 'cause'))
   }
   return found

@@ -62,7 +62,8 @@ export class RetryBudgetRegistry {
   get(provider: string): RetryBudget {
     let budget = this.#budgets.get(provider)
     if (budget !== undefined) {
-      // Most recently asked for last: the one a call in flight holds is the last let go.
+      // Most recently asked for last, the last let go. A call that holds one
+      // let go meanwhile (a long stream) records into it alone.
       this.#budgets.delete(provider)
       this.#budgets.set(provider, budget)
       return budget

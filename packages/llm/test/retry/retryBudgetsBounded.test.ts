@@ -8,7 +8,7 @@ import { MAX_RETRY_BUDGETS, RetryBudgetRegistry } from '../../src/retry/RetryBud
  * per adapter name and base URL. Every endpoint it was ever shown kept its
  * bucket for the life of the process (20,000 tenants: 20,000 buckets, ~220 B
  * each with a short URL), where admission's state for the same endpoints is
- * bounded (idleStateBounded.test.ts). A bucket in use is never the one let go.
+ * bounded (idleStateBounded.test.ts). The least recently asked for is let go.
  */
 
 /** Distinct endpoints shown: several times the bound. */

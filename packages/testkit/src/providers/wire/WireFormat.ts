@@ -78,9 +78,11 @@ export interface AnswerPlan {
    */
   includeThoughts?: boolean
   /**
-   * Gemini: the request set `generationConfig.responseLogprobs: true`; the
-   * number of top candidates it asked per step (`generationConfig.logprobs`,
-   * 0 when unset). Undefined: no `logprobsResult`.
+   * The request asked for log probabilities, and how many top candidates per
+   * token: Gemini's `generationConfig.responseLogprobs: true` (its
+   * `generationConfig.logprobs`), Chat Completions' `logprobs: true` (its
+   * `top_logprobs`, 0–20); 0 when unset. Undefined: none asked (no
+   * `logprobsResult`, `logprobs: null`).
    */
   logprobs?: number | undefined
   /**
