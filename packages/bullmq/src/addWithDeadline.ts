@@ -182,12 +182,13 @@ export async function addWithDeadline<DataType, ResultType, NameType extends str
   // this add's deadline alone, a delay that fit here moved a job whose own
   // deadline ends first: it reached a worker after that and failed unrun (a
   // debounce that never ran), while every add resolved. Judged by that job's.
+  const rescheduled = deadline.observe ? undefined : mayReschedule(opts)
   // BullMQ's reschedule reads the delay with `tonumber` (its add only a
   // number: a plain add's string delay delays nothing, and is judged so).
-  const rescheduled = deadline.observe ? undefined : mayReschedule(opts)
-  const moved = { ...refusal, delay: luaNumber(refusal.delay) }
-  const wait = rescheduled === undefined ? undefined : waitOf(moved)
-  if (rescheduled !== undefined && wait !== undefined) {
+  const moved =
+    rescheduled === undefined ? undefined : { ...refusal, delay: luaNumber(refusal.delay) }
+  const wait = moved === undefined ? undefined : waitOf(moved)
+  if (rescheduled !== undefined && moved !== undefined && wait !== undefined) {
     const kept = await rescheduledJob(queue, rescheduled, sample, asked)
     // A round trip: a deadline that ended meanwhile (expired, or its client
     // left) is refused, as after the clock reading, before anything is sent.

@@ -18,19 +18,22 @@ describe.skipIf(!available)(
   () => {
     const redis = useRedisQueues()
     const deduplication = { id: 'reindex-user-1', ttl: 60_000, reschedule: true }
-
-    it("a delay past the kept job's deadline is refused, and the kept job keeps its delay (moved, it would reach a worker after its deadline and fail unrun)", async () => {
-      const { queue } = await redis.queue()
-      const first = await addWithDeadline(
+    /** The debounced job BullMQ keeps: delayed 500 ms, with `budgetMs` of its own. */
+    const keptJob = (queue: Parameters<typeof addWithDeadline>[0], budgetMs: number) =>
+      addWithDeadline(
         queue,
         'reindex',
         { n: 1 },
         {
-          deadline: Deadline.after(1_500, { clock: new ManualClock() }),
+          deadline: Deadline.after(budgetMs, { clock: new ManualClock() }),
           delay: 500,
           deduplication,
         },
       )
+
+    it("a delay past the kept job's deadline is refused, and the kept job keeps its delay (moved, it would reach a worker after its deadline and fail unrun)", async () => {
+      const { queue } = await redis.queue()
+      const first = await keptJob(queue, 1_500)
       const second = addWithDeadline(
         queue,
         'reindex',
@@ -52,16 +55,7 @@ describe.skipIf(!available)(
 
     it("a delay that fits the kept job's deadline reschedules it, as BullMQ does", async () => {
       const { queue } = await redis.queue()
-      const first = await addWithDeadline(
-        queue,
-        'reindex',
-        { n: 1 },
-        {
-          deadline: Deadline.after(10_000, { clock: new ManualClock() }),
-          delay: 500,
-          deduplication,
-        },
-      )
+      const first = await keptJob(queue, 10_000)
       const second = await addWithDeadline(
         queue,
         'reindex',
@@ -78,16 +72,7 @@ describe.skipIf(!available)(
 
     it('a delay given as a numeric string is judged as the number BullMQ reschedules by (tonumber)', async () => {
       const { queue } = await redis.queue()
-      const first = await addWithDeadline(
-        queue,
-        'reindex',
-        { n: 1 },
-        {
-          deadline: Deadline.after(1_500, { clock: new ManualClock() }),
-          delay: 500,
-          deduplication,
-        },
-      )
+      const first = await keptJob(queue, 1_500)
       const refusals = collect(bullmqChannels.refuse)
       const second = addWithDeadline(
         queue,
@@ -107,16 +92,7 @@ describe.skipIf(!available)(
 
     it('a caller that leaves while the kept job is read: refused, the kept job keeps its delay', async () => {
       const { queue } = await redis.queue()
-      const first = await addWithDeadline(
-        queue,
-        'reindex',
-        { n: 1 },
-        {
-          deadline: Deadline.after(60_000, { clock: new ManualClock() }),
-          delay: 500,
-          deduplication,
-        },
-      )
+      const first = await keptJob(queue, 60_000)
       const client = await (queue as unknown as { backend: { client: Promise<ScriptClient> } })
         .backend.client
       const run = client.runCommand.bind(client)

@@ -21,20 +21,24 @@ describe('a client retry never reaches a spent provider through a later model of
     harness = undefined
   })
 
-  it('[a/large, b/large, a/small] with a spent: b only, a asked nothing', async () => {
+  /**
+   * Providers a and b, both answering 500, a's retry budget (2 tokens) at
+   * half; one client retry (`x-stainless-retry-count: 1`) to model `m`,
+   * whose list is `targets`, one attempt per model.
+   */
+  async function clientRetry(targets: Array<[string, string]>) {
     const a = await fakeProvider('openai', ['ka'])
     const b = await fakeProvider('qwen', ['kb'])
     fakes.push(a.fake, b.fake)
     a.fake.setReply(openAIErrors.serverError({ status: 500 }))
     b.fake.setReply(openAIErrors.serverError({ status: 500 }))
     const retryBudgets = new RetryBudgetRegistry({ maxTokens: 2 })
-    const budgetOf = (name: string, baseURL: string) => retryBudgets.forProvider({ name, baseURL })
     // a at half: it allows no retry.
-    budgetOf('a', a.fake.baseURL).recordFailure()
+    retryBudgets.forProvider({ name: 'a', baseURL: a.fake.baseURL }).recordFailure()
     harness = await startHarness(
       {
         providers: { a: a.entry, b: b.entry },
-        models: { m: fallback(['a', 'a-large'], ['b', 'b-large'], ['a', 'a-small']) },
+        models: { m: fallback(...targets) },
         policy: { maxAttempts: 1 },
       },
       { retryBudgets },
@@ -44,12 +48,22 @@ describe('a client retry never reaches a spent provider through a later model of
       headers: { 'content-type': 'application/json', 'x-stainless-retry-count': '1' },
       body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'x' }] }),
     })
+    return { a, b, retryBudgets, url: harness.url, res }
+  }
+
+  it('[a/large, b/large, a/small] with a spent: b only, a asked nothing', async () => {
+    const { a, b, retryBudgets, url, res } = await clientRetry([
+      ['a', 'a-large'],
+      ['b', 'b-large'],
+      ['a', 'a-small'],
+    ])
+    const budgetOf = (name: string, baseURL: string) => retryBudgets.forProvider({ name, baseURL })
     expect(res.status).toBe(502)
     await res.text()
     expect(b.fake.requests).toHaveLength(1)
     expect(a.fake.requests).toHaveLength(0)
     expect(budgetOf('a', a.fake.baseURL).tokens).toBe(1)
-    const page = await (await fetch(`${harness.url}/metrics`)).text()
+    const page = await (await fetch(`${url}/metrics`)).text()
     expect(page).toMatch(
       /hourglass_gateway_client_retries_total\{provider="a",outcome="refused"\} 1/,
     )
@@ -60,26 +74,10 @@ describe('a client retry never reaches a spent provider through a later model of
   })
 
   it('[b, a] with a spent: a is not the fallback of a client retry that b fails', async () => {
-    const a = await fakeProvider('openai', ['ka'])
-    const b = await fakeProvider('qwen', ['kb'])
-    fakes.push(a.fake, b.fake)
-    a.fake.setReply(openAIErrors.serverError({ status: 500 }))
-    b.fake.setReply(openAIErrors.serverError({ status: 500 }))
-    const retryBudgets = new RetryBudgetRegistry({ maxTokens: 2 })
-    retryBudgets.forProvider({ name: 'a', baseURL: a.fake.baseURL }).recordFailure()
-    harness = await startHarness(
-      {
-        providers: { a: a.entry, b: b.entry },
-        models: { m: fallback(['b', 'b-large'], ['a', 'a-large']) },
-        policy: { maxAttempts: 1 },
-      },
-      { retryBudgets },
-    )
-    const res = await fetch(`${harness.url}/v1/chat/completions`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-stainless-retry-count': '1' },
-      body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'x' }] }),
-    })
+    const { a, b, res } = await clientRetry([
+      ['b', 'b-large'],
+      ['a', 'a-large'],
+    ])
     expect(res.status).toBe(502)
     await res.text()
     expect(b.fake.requests).toHaveLength(1)

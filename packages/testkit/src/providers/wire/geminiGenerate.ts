@@ -1,4 +1,5 @@
 import { frameJson } from './frameJson.js'
+import { type MadeUpLogprob, madeUpLogprobs } from './madeUpLogprobs.js'
 import { RawJson, stringifyWithRaw } from './RawJson.js'
 import type { AnswerPlan, Frame, WireFormat } from './WireFormat.js'
 
@@ -345,28 +346,18 @@ function logprobsResult(
   first: number,
 ): Record<string, unknown> | undefined {
   if (plan.logprobs === undefined || tokens.length === 0) return undefined
-  const top = plan.logprobs
-  const chosen = tokens.map((token, i) => candidate(token, -0.05 * (((first + i) % 7) + 1)))
+  const steps = madeUpLogprobs(tokens, first, plan.logprobs)
   return {
-    ...(top > 0
-      ? {
-          topCandidates: chosen.map((c) => ({
-            candidates: [
-              c,
-              ...Array.from({ length: top - 1 }, (_, k) =>
-                candidate(`${c.token}~${k + 1}`, c.logProbability - (k + 1)),
-              ),
-            ],
-          })),
-        }
+    ...(plan.logprobs > 0
+      ? { topCandidates: steps.map((step) => ({ candidates: step.top.map(candidate) })) }
       : {}),
-    chosenCandidates: chosen,
+    chosenCandidates: steps.map((step) => candidate(step.chosen)),
   }
 }
 
 /** One `LogprobsResult.Candidate`: a token, an id made from it, its log probability. */
-function candidate(token: string, logProbability: number) {
+function candidate({ token, logprob }: MadeUpLogprob) {
   let tokenId = 0
   for (const char of token) tokenId = (tokenId * 31 + (char.codePointAt(0) ?? 0)) % 262_144
-  return { token, tokenId, logProbability: Math.round(logProbability * 1e4) / 1e4 }
+  return { token, tokenId, logProbability: logprob }
 }

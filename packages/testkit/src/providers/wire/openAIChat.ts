@@ -1,5 +1,6 @@
 import { randomInt } from 'node:crypto'
 import { frameJson } from './frameJson.js'
+import { type MadeUpLogprob, madeUpLogprobs } from './madeUpLogprobs.js'
 import type { AnswerPlan, Frame, WireFormat } from './WireFormat.js'
 
 /**
@@ -300,21 +301,16 @@ function streamChoice(
  */
 function tokenLogprobs(plan: AnswerPlan, tokens: readonly string[], first: number): object | null {
   if (plan.logprobs === undefined || tokens.length === 0) return null
-  const entry = (token: string, logprob: number) => ({
+  const entry = ({ token, logprob }: MadeUpLogprob) => ({
     token,
-    logprob: Math.round(logprob * 1e4) / 1e4,
+    logprob,
     bytes: [...Buffer.from(token, 'utf8')],
   })
   return {
-    content: tokens.map((token, i) => {
-      const chosen = entry(token, -0.05 * (((first + i) % 7) + 1))
-      return {
-        ...chosen,
-        top_logprobs: Array.from({ length: plan.logprobs ?? 0 }, (_, k) =>
-          k === 0 ? chosen : entry(`${token}~${k}`, chosen.logprob - k),
-        ),
-      }
-    }),
+    content: madeUpLogprobs(tokens, first, plan.logprobs).map((step) => ({
+      ...entry(step.chosen),
+      top_logprobs: step.top.map(entry),
+    })),
     refusal: null,
   }
 }
