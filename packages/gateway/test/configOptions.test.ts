@@ -1,7 +1,7 @@
-import { mkdtemp, writeFile } from 'node:fs/promises'
+import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, onTestFinished } from 'vitest'
 import { loadGatewayConfig, parseGatewayConfig } from '../src/index.js'
 
 const CONFIG = {
@@ -34,6 +34,7 @@ describe('options the config readers do not read', () => {
 
   it('loadGatewayConfig refuses one too, and `file`, which the path replaces', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'hourglass-config-'))
+    onTestFinished(() => rm(dir, { recursive: true, force: true }))
     const path = join(dir, 'gateway.json')
     await writeFile(path, JSON.stringify(CONFIG))
     await expect(loadGatewayConfig(path, { env: { P_KEY: 'k' } })).resolves.toBeDefined()
