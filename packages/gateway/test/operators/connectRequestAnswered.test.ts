@@ -75,7 +75,11 @@ describe('a CONNECT request, under startGateway', () => {
     const statusLines = answer.match(/HTTP\/1\.1 \d{3} [^\r]*/g)
     expect(statusLines).toEqual(['HTTP/1.1 200 OK', 'HTTP/1.1 405 Method Not Allowed'])
     expect(answer).toContain('hello there')
-    const lines = harness.logs.filter((l) => l.event === 'request')
+    // In either order (see malformedBodyAnswered.test.ts): on Node 22+ the
+    // 405's line, written when the answer ahead closes, comes first.
+    const lines = harness.logs
+      .filter((l) => l.event === 'request')
+      .sort((a, b) => Number(a.status) - Number(b.status))
     expect(lines.map((l) => [l.requestId, l.status])).toEqual([
       ['post-1', 200],
       ['tunnel-1', 405],
