@@ -149,7 +149,7 @@ Options:
     // without a Location is the endpoint's answer, measured as such.
     if (isProbeRedirect(failure)) {
       io.stderr(
-        `hourglass probe: ${shown} answered ${failure.status}, a redirect to ${printable(failure.location, Number.POSITIVE_INFINITY)}: probe the URL it redirects to (probe times one request; across a redirect it would time the last hop alone)\n`,
+        `hourglass probe: ${shown} answered ${failure.status}, a redirect to ${printable(locationShown(failure.location), Number.POSITIVE_INFINITY)}: probe the URL it redirects to (probe times one request; across a redirect it would time the last hop alone)\n`,
       )
       return 1
     }
@@ -387,4 +387,16 @@ function withoutCredentials(url: URL): string {
   copy.username = ''
   copy.password = ''
   return copy.href
+}
+
+/**
+ * A redirect's target as the message shows it: whole, its query too (the
+ * message says to probe it), but its credentials shown as `…`, as an
+ * argument's are — the Location is the server's to fill, and a password in
+ * it reached stderr (and CI logs) as sent. By text, to the authority's last
+ * `@` before its end (`/`, `?`, `#`, `\`), as the URL parser reads it: a
+ * Location that does not parse (`http://u:pw@[bad/`) is covered too.
+ */
+function locationShown(location: string): string {
+  return location.replace(/^([A-Za-z][A-Za-z0-9+.-]*:[/\\]{2})[^/?#\\]*@/, '$1…@')
 }
