@@ -348,6 +348,7 @@ export function createFetch(
         attempt?.error ??
         refusedRedirect(thrown, attempt, outbound.init.replayable, init, input) ??
         unexpectedRedirect(thrown, attempt) ??
+        unparsedUrl(thrown, input) ??
         refusedUrl(thrown, attempt, input, outbound.init.method) ??
         unwrap(thrown, carrier.hops)
       attempt?.finish(error)
@@ -808,6 +809,30 @@ const REDIRECT_REFUSALS: ReadonlyMap<string, UrlRefusal> = new Map([
   ['cross origin not allowed for request mode "cors"', 'credentials'],
   ['URL cannot contain credentials for request mode "cors"', 'credentials'],
 ])
+
+/** The start of undici's TypeError for a caller's URL that does not parse. */
+const UNPARSED_URL = 'Failed to parse URL from '
+
+/**
+ * The caller's URL that does not parse (one built from a setting left
+ * unset: `https://proxy:${PASS}@host:${PORT}/…?key=${KEY}`): undici's
+ * TypeError named it whole, password and query, in its message and its
+ * enumerable `input`, which every logger prints, where a URL that parses is
+ * never shown so (a bad port's refusal leaves the query out, a password is
+ * refused without repeating it). Still a TypeError, as fetch's own, the URL
+ * shown as the events show it (`eventUrlOf`), undici's error not kept as
+ * its cause; one with neither query nor credentials is left as undici made it.
+ */
+function unparsedUrl(thrown: unknown, input: RequestInfo): TypeError | undefined {
+  if (!(thrown instanceof TypeError) || typeof input !== 'string') return undefined
+  if (!thrown.message.startsWith(UNPARSED_URL)) return undefined
+  const shown = eventUrlOf(input)
+  if (shown === input) return undefined
+  return Object.assign(
+    new TypeError(`${UNPARSED_URL}${shown} (its query and any credentials not shown)`),
+    { code: 'ERR_INVALID_URL' },
+  )
+}
 
 /** The start of undici's (the fetch spec's) refusal of a URL that includes credentials. */
 const CREDENTIALS_REFUSAL = 'Request cannot be constructed from a URL that includes credentials'
