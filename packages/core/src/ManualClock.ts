@@ -1,3 +1,4 @@
+import { AsyncResource } from 'node:async_hooks'
 import { type Clock, MAX_TIMER_MS, type TimerOptions } from './clock.js'
 import { describeValue } from './describeValue.js'
 import { optionError } from './optionError.js'
@@ -162,7 +163,13 @@ export class ManualClock implements Clock {
     // clock's timer of the same number.
     const handle = Object.freeze({})
     const chain = this.#firing === undefined || ms > 0 ? 0 : this.#firing + 1
-    this.#enqueue({ handle, at: this.#now + ms, seq: ++this.#seq, callback, chain })
+    // Bound to the async context it was set in, as Node's own timers run
+    // theirs: fired in `advance()`'s caller's context, a deadline's onExpire
+    // (an Express `respond`, a log line, an abort listener) saw the test's
+    // context, or another request's, where production sees the request that
+    // made the deadline. Every AsyncLocalStorage (OpenTelemetry's too).
+    const bound = AsyncResource.bind(callback)
+    this.#enqueue({ handle, at: this.#now + ms, seq: ++this.#seq, callback: bound, chain })
     return handle
   }
 

@@ -47,6 +47,7 @@ const DEADLINE = Symbol.for('@hourglass/core.deadline')
  * slot is inherited from the frame it runs in.
  */
 export function runWithContext<T, R>(key: ContextKey<T>, value: T, fn: () => R): R {
+  refuseNonFunction('runWithContext', fn)
   return storage.run(frame(key.symbol, value), fn)
 }
 
@@ -70,11 +71,7 @@ export function runWithDeadline<T>(deadline: Deadline | null | undefined, fn: ()
   if (deadline != null && !isDeadline(deadline)) {
     throw new TypeError(`runWithDeadline expects a Deadline, got ${describeValue(deadline)}`)
   }
-  // The same for the function: AsyncLocalStorage's own refusal ("Function.
-  // prototype.apply was called on 5") named neither the call nor the argument.
-  if (typeof fn !== 'function') {
-    throw new TypeError(`runWithDeadline: fn must be a function, got ${describeValue(fn)}`)
-  }
+  refuseNonFunction('runWithDeadline', fn)
   return storage.run(frame(DEADLINE, deadline ?? undefined), fn)
 }
 
@@ -97,6 +94,7 @@ export function remainingMs(): number {
  * life, and with it the request (its body, its deadline) that opened it.
  */
 export function runOutsideContext<R>(fn: () => R): R {
+  refuseNonFunction('runOutsideContext', fn)
   return outside(fn)
 }
 
@@ -141,6 +139,7 @@ export function captureContext(): ContextSnapshot {
 
 /** Runs `fn` in what `captureContext()` captured, whatever it runs in now. */
 export function runInContext<R>(snapshot: ContextSnapshot, fn: () => R): R {
+  refuseNonFunction('runInContext', fn)
   const frame = snapshot as unknown
   if (frame === OUTSIDE) return outside(fn)
   // Anything else set as the store made every lookup walk a stranger's
@@ -151,6 +150,17 @@ export function runInContext<R>(snapshot: ContextSnapshot, fn: () => R): R {
     )
   }
   return storage.run(frame as Frame, fn)
+}
+
+/**
+ * The `fn` of a function that runs one, refused at the call naming both:
+ * AsyncLocalStorage's own refusal ("Function.prototype.apply was called on
+ * undefined", or "fn is not a function") named neither.
+ */
+export function refuseNonFunction(name: string, fn: unknown): void {
+  if (typeof fn !== 'function') {
+    throw new TypeError(`${name}: fn must be a function, got ${describeValue(fn)}`)
+  }
 }
 
 /**

@@ -1,4 +1,4 @@
-import { type ContextKey, readContext, runWithContext } from './context.js'
+import { type ContextKey, readContext, refuseNonFunction, runWithContext } from './context.js'
 
 // On a global symbol, like the context itself: two installed copies of
 // @hourglass/core read the same id.
@@ -12,6 +12,8 @@ const REQUEST_ID: ContextKey<string> = { symbol: Symbol.for('@hourglass/core.req
  * together without passing it down by hand.
  */
 export function runWithRequestId<R>(id: string, fn: () => R): R {
+  // `runWithRequestId(next)`, the id forgotten: named as this call, not runWithContext.
+  refuseNonFunction('runWithRequestId', fn)
   return runWithContext(REQUEST_ID, id, fn)
 }
 
