@@ -1,5 +1,8 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, onTestFinished } from 'vitest'
 import { assertBuilt, hourglassBin, runNode } from './runNode.js'
 
 // A SIGTERM or SIGINT in the first moments of start-up — while the command
@@ -35,6 +38,35 @@ describe('a signal while hourglass starts', () => {
   // one shutdown line). The same run with a plain config ended the same
   // way and proved no more: the signal, sent as the module starts loading,
   // is seen before any config is read.
+  it('gateway, SIGTERM while the binary loads @hourglass/core, its first import: held, stopped before listening, exit 0', async () => {
+    // The binary's static imports ran before its first line, and one pulled
+    // in all of core: the signal came before the hold and killed the process
+    // without a word (143) — as PID 1, where the kernel drops a signal with
+    // no handler, it was lost and the gateway went on to listen and serve.
+    const dir = mkdtempSync(join(tmpdir(), 'hourglass-cli-'))
+    onTestFinished(() => rmSync(dir, { recursive: true, force: true }))
+    const config = join(dir, 'gateway.json')
+    writeFileSync(
+      config,
+      JSON.stringify({
+        providers: { p: { dialect: 'openai', baseURL: 'http://127.0.0.1:9/v1', apiKeys: ['k'] } },
+        models: { small: { fallback: [{ provider: 'p', model: 'm' }] } },
+      }),
+    )
+    const run = await startSignalled('SIGTERM', '@hourglass/core', [
+      'gateway',
+      '--config',
+      config,
+      '--port',
+      '0',
+    ])
+    expect({ code: run.code, signal: run.signal }, run.stderr).toEqual({ code: 0, signal: null })
+    expect(run.stdout).toBe('')
+    expect(run.stderr).toContain(
+      '"msg":"shutdown: SIGTERM while starting: stopped before listening"',
+    )
+  })
+
   it('demo --serve, SIGTERM while it loads its chains: stops cleanly, exit 0, no banner', async () => {
     const run = await startSignalled('SIGTERM', '/serveDemo.js', ['demo', '--serve'])
     expect({ code: run.code, signal: run.signal }, run.stderr).toEqual({ code: 0, signal: null })

@@ -1,6 +1,10 @@
 #!/usr/bin/env node
-import { processIo } from './Command.js'
-import { isServingUntilStopped } from './servesUntilStopped.js'
+// The one static import: startupSignals.js imports nothing. A static import
+// is evaluated before this file's first line, and unlessStopped.js pulls in
+// all of @hourglass/core: a SIGTERM while it loaded killed the command
+// without a word, and as PID 1 (no handler yet: the kernel drops it) was
+// lost, the gateway then serving until killed. Everything else loads after
+// the hold.
 import {
   caughtSignalsDelivered,
   holdStartupSignals,
@@ -8,7 +12,6 @@ import {
   signalToEndBy,
   startupStopSignal,
 } from './startupSignals.js'
-import { abandonedWorkSettled } from './unlessStopped.js'
 
 /** How long work a stop abandoned, and let go of, gets to end before the process exits without it. */
 const ABANDONED_WORK_GRACE_MS = 1500
@@ -16,7 +19,13 @@ const ABANDONED_WORK_GRACE_MS = 1500
 // First, before anything heavy loads: a SIGTERM while the command starts is
 // held for its handlers instead of killing the process without a word.
 holdStartupSignals()
-const { main } = await import('./main.js')
+const [{ processIo }, { isServingUntilStopped }, { abandonedWorkSettled }, { main }] =
+  await Promise.all([
+    import('./Command.js'),
+    import('./servesUntilStopped.js'),
+    import('./unlessStopped.js'),
+    import('./main.js'),
+  ])
 
 // A reader that went away (`| head`, a closed log pipe) is no reason to stop:
 // without a listener, its EPIPE would end the command with a stack trace —
