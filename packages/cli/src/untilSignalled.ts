@@ -9,7 +9,8 @@ import { endBySignal, isHourglassBinary } from './startupSignals.js'
 const STOP_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const
 
 /**
- * Resolves `first` on the first SIGINT, SIGTERM or SIGHUP. A second one, during
+ * Resolves `first` on the first SIGINT, SIGTERM or SIGHUP (outside the binary,
+ * the listeners go with it: the next signal is the caller's). In the binary, a second one, during
  * the drain, exits at once (128 + the signal's number, as a shell reports it):
  * the operator who presses Ctrl-C again, or the supervisor that signals
  * twice, does not want to wait out `--drain-timeout-ms`. `forced` writes
@@ -35,6 +36,12 @@ export function untilSignalled(forced: (signal: NodeJS.Signals, first: NodeJS.Si
     }
     if (firstSignal === undefined) {
       firstSignal = signal
+      // In a caller's process (main() as a library) the next signal is the
+      // caller's: a second SIGINT during the gateway's drain called
+      // process.exit(130) on the caller's process, past its own handlers.
+      // Let go of at once, not after `first` settles: two signals back to
+      // back both came here.
+      if (!isHourglassBinary()) release()
       return signalled(signal)
     }
     // A terminal closed sends its hang-up twice (the kernel to the
@@ -58,11 +65,9 @@ export function untilSignalled(forced: (signal: NodeJS.Signals, first: NodeJS.Si
     // Still here: not hung up, or the kernel dropped the signal (PID 1).
     process.exit(128 + constants.signals[signal])
   }
-  for (const name of STOP_SIGNALS) process.on(name, onSignal)
-  return {
-    first,
-    release() {
-      for (const name of STOP_SIGNALS) process.off(name, onSignal)
-    },
+  const release = () => {
+    for (const name of STOP_SIGNALS) process.off(name, onSignal)
   }
+  for (const name of STOP_SIGNALS) process.on(name, onSignal)
+  return { first, release }
 }
