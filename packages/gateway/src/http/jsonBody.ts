@@ -160,6 +160,17 @@ function parseJson(
 }
 
 /**
+ * Objects an app's own parser left for a body that was not `application/json`
+ * (`express.urlencoded()`'s form fields: `curl -d` without `-H 'content-type:
+ * application/json'` sends JSON as a form, read as one field named by the
+ * whole JSON text). Taken as the body when they are a valid request (an
+ * app's `express.json({ type: '*\/*' })` read JSON whatever its type);
+ * refused otherwise for their Content-Type, as the gateway's own reader
+ * refuses it, not as a body whose `model` is missing.
+ */
+export const NOT_JSON_TYPED = new WeakSet<object>()
+
+/**
  * The body an app's own parser read ahead of the gateway. An object
  * (`express.json()`) is taken as it left it. A JSON body it kept as bytes
  * (`express.raw({ type: 'application/json' })`, as apps verifying webhook
@@ -175,6 +186,19 @@ function parseAppBody(
 ): BodyError | GatewayRequestError | undefined {
   const body: unknown = req.body
   const bytes = Buffer.isBuffer(body)
+  if (!bytes && typeof body === 'object' && body !== null) {
+    // body-parser reads an empty body (`Content-Length: 0`) as `{}`: empty,
+    // as the gateway's own reader says (EMPTY_BODY), not a missing `model`.
+    if (
+      req.headers['content-length'] === '0' &&
+      req.headers['transfer-encoding'] === undefined &&
+      Object.keys(body).length === 0
+    ) {
+      req.body = EMPTY_BODY
+      return undefined
+    }
+    if (!isJson(req.headers['content-type'])) NOT_JSON_TYPED.add(body)
+  }
   if ((!bytes && typeof body !== 'string') || !isJson(req.headers['content-type'])) return undefined
   // A charset the gateway refuses is refused whichever parser decoded it
   // (body-parser's text parser decodes any that iconv-lite knows).

@@ -3,7 +3,7 @@ import type { ChatRequest } from '../llm.js'
 import { quoted, toolLoopTurns } from '../llm.js'
 import { type ChatRequestBody, chatRequestSchema, KNOWN_FIELDS } from './chatRequestSchema.js'
 import { GatewayRequestError } from './GatewayRequestError.js'
-import { EMPTY_BODY } from './jsonBody.js'
+import { EMPTY_BODY, NOT_JSON_TYPED } from './jsonBody.js'
 import { MAX_JSON_DEPTH, nestsDeeperThan } from './jsonDepth.js'
 
 type Message = ChatRequest['messages'][number]
@@ -93,6 +93,8 @@ export function parseChatRequest(
   }
   const parsed = chatRequestSchema.safeParse(body)
   if (!parsed.success) {
+    // Form fields an app's parser read (jsonBody's NOT_JSON_TYPED): the Content-Type is what is wrong.
+    if (NOT_JSON_TYPED.has(body)) throw invalid('body', notAnObject(undefined))
     const { path, message } = firstProblem(parsed.error.issues)
     throw invalid(path, message)
   }
