@@ -5,6 +5,7 @@ import {
   Deadline,
   isDeadlineExceeded,
   ManualClock,
+  runOutsideContext,
 } from '@hourglass/core'
 import { describe, expect, it, vi } from 'vitest'
 import { deadline, deadlineErrors, type IngressExpireMessage } from '../src/index.js'
@@ -14,12 +15,18 @@ import { enterHandler } from './support/enterHandler.js'
 import { useServer } from './support/oneServer.js'
 import { deferred, majors } from './support/servers.js'
 
-/** A clock whose setTimeout returns no handle (core's Clock type allows it): its timers cannot be cleared. */
+/**
+ * A clock whose setTimeout returns no handle (core's Clock type allows it):
+ * its timers cannot be cleared. Armed outside the request's context: a
+ * ManualClock, as Node's timers, keeps the context a timer was set in until
+ * it fires, and a timer nobody can clear would hold the request through it
+ * whatever the middleware's callback holds — which is what these tests see.
+ */
 function handleless(manual: ManualClock): Clock {
   return {
     now: () => manual.now(),
     setTimeout: (fn, ms) => {
-      manual.setTimeout(fn, ms)
+      runOutsideContext(() => manual.setTimeout(fn, ms))
       return undefined
     },
     clearTimeout: () => {},

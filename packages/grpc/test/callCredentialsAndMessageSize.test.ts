@@ -123,11 +123,14 @@ describe('deadlineInterceptor with call credentials that take time', () => {
     // The header: what was left at start, before the credentials.
     expect(Number(at.header)).toBeGreaterThanOrEqual(Math.floor(leftBefore))
     expect(Number(at.header)).toBeGreaterThan(at.grpcMs + tokenMs - marginMs)
-    // The server's deadline follows the smaller (grpc-timeout), less its
-    // reserve: both as it was made (see deadlinesMade; 10 ms of reserve
-    // against an 11 ms step, read in the handler).
+    // The server's deadline follows the smaller (grpc-timeout), not the
+    // header (≥ tokenMs more): both as it was made (see deadlinesMade). With
+    // the margin, not its 10 ms reserve: the wall clock is read when the
+    // start is published, after the deadline was made, and a stall between
+    // the two (25 ms in a run with four workers and other jobs on two cores)
+    // is no budget taken from the header.
     expect(made).toHaveLength(1)
-    expect(made[0]!.budgetMs).toBeLessThan(grpcEnd - made[0]!.wallMs)
+    expect(made[0]!.budgetMs).toBeLessThan(grpcEnd - made[0]!.wallMs + marginMs)
     expect(held()).toBe(0)
   })
 
