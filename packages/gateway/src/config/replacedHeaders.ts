@@ -8,7 +8,7 @@ import { dialects } from '../llm.js'
  * the value it writes, compared in any letter case (a media type, a
  * content coding: HTTP compares them so). `undefined` where the value is
  * not the same on every request — `accept` (`application/json` unstreamed,
- * `text/event-stream` streamed), the attempt's idempotency key —, so that
+ * `text/event-stream` streamed), the call's idempotency key (one per call, the same on each attempt) —, so that
  * any configured value is replaced on some request.
  */
 const ADAPTER_HEADERS: Readonly<Record<string, string | undefined>> = {

@@ -403,7 +403,7 @@ function unavailableReply(
       refused + named === causes.length && finite.length > 0
         ? retryHeaders(Math.min(...finite))
         : {}
-    return reply(503, summary, 'server_error', 'overloaded', null, headers)
+    return reply(503, summary, 'server_error', 'overloaded', null, { ...headers, ...ROUTE_SCOPE })
   }
   // One kind of failure everywhere (every key rejected, every provider down…):
   // say which. Keys retired by an earlier call (admission then sends nothing)
@@ -595,9 +595,17 @@ function overloadReply(provider: string, retryAfterMs: number): ErrorReply {
     'server_error',
     'overloaded',
     null,
-    Number.isFinite(retryAfterMs) ? retryHeaders(retryAfterMs) : {},
+    { ...(Number.isFinite(retryAfterMs) ? retryHeaders(retryAfterMs) : {}), ...ROUTE_SCOPE },
   )
 }
+
+/**
+ * This gateway's overload is the route's (the providers of one model's
+ * list), not the gateway's: a client that is itself an @hourglass/llm
+ * adapter (a gateway in front of this one) cools that model only, and
+ * keeps sending the others.
+ */
+const ROUTE_SCOPE = { 'x-hourglass-cooldown-scope': 'model' } as const
 
 /**
  * Admission refused with nothing sent. When no wait helps (`retryAfterMs`

@@ -915,6 +915,8 @@ function checkNumber(where: string, name: string, value: unknown): void {
  * process of the fleet started (a shared store) says so too.
  */
 function overloadHolds(lane: Lane, now: number): boolean {
+  // An overload scoped below the provider (its own word: `scope`) is still an overload.
+  if (lane.some((s) => s.level !== 'provider' && s.overloaded && s.untilMs > now)) return true
   const slot = lane.find((s) => s.level === 'provider')
   if (slot === undefined) return false
   if (slot.untilMs > now) return true

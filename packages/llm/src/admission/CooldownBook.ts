@@ -282,7 +282,10 @@ export class CooldownBook {
       // most): an extra start costs a probe, another instance's 429 taken
       // for its own sent a request into the same limit.
       if (fresh && this.#own.isOwn(`${slot.scope}\u0000${slot.storeId}`, now + ms)) continue
-      if (fresh || news) slot.limitedBy = undefined
+      if (fresh || news) {
+        slot.limitedBy = undefined
+        slot.overloaded = false
+      }
       // Sub-millisecond differences are the store's rounding, not news.
       if (until > slot.untilMs + 1) slot.untilMs = until
       slot.halfOpen = true
@@ -430,6 +433,7 @@ export class CooldownBook {
     // of the end that holds.
     if (!wasCooling || now + waitMs > slot.untilMs) {
       slot.limitedBy = kind === 'rate_limited' ? outcome.error.limitedBy : undefined
+      slot.overloaded = limitKindOf(outcome.error) === 'overloaded'
     }
     slot.untilMs = Math.max(slot.untilMs, now + waitMs)
     // The part a server asked for, told from the waits no server asked for: a

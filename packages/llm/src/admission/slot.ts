@@ -56,6 +56,12 @@ export interface Slot {
    * cause is not stored).
    */
   limitedBy: RateLimitedBy | undefined
+  /**
+   * Whether the failure that set this cooldown's end was an overload: a
+   * model- or key-scoped overload (an upstream that routes per model, such
+   * as another gateway, says so) is still refused as `overloaded`.
+   */
+  overloaded: boolean
   /** The latest end this process's writes to the store can have (the Admission clock's ms); 0 = none. */
   ownStoreUntilMs: number
   /** Bumped each time an answer closes a half-open slot: waiters see they were released. */
@@ -127,6 +133,7 @@ export function createSlot(
     retiredUntilMs: 0,
     retiredFor: undefined,
     limitedBy: undefined,
+    overloaded: false,
     ownStoreUntilMs: 0,
     reopened: 0,
     followers: [],

@@ -309,13 +309,25 @@ export function classifyError(input: ErrorInput, read: BodyReader): NormalizedEr
     ...(param === undefined ? {} : { param }),
     message,
     ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
-    ...(verdict?.scope === undefined ? {} : { scope: verdict.scope }),
+    ...((verdict?.scope ?? scopeHeader(input.headers)) === undefined
+      ? {}
+      : { scope: verdict?.scope ?? scopeHeader(input.headers) }),
     ...(verdict?.quotaWindow === undefined ? {} : { quotaWindow: verdict.quotaWindow }),
     ...(verdict?.overLimit === undefined || kind !== 'request_too_large'
       ? {}
       : { overLimit: verdict.overLimit }),
     ...(limitedBy === undefined ? {} : { limitedBy }),
   }
+}
+
+/**
+ * What the upstream says its limit holds back (`x-hourglass-cooldown-scope`):
+ * an @hourglass/gateway routes per model, so its 503 `overloaded` for one
+ * model is that route's, not every model behind its base URL.
+ */
+function scopeHeader(headers: ErrorInput['headers']): CooldownScope | undefined {
+  const value = headerValue(headers, 'x-hourglass-cooldown-scope')?.trim().toLowerCase()
+  return value === 'model' || value === 'key' || value === 'provider' ? value : undefined
 }
 
 function maxDefined(a: number | undefined, b: number | undefined): number | undefined {
