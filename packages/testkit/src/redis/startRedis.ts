@@ -23,7 +23,7 @@ export interface RedisServer {
   stop(): Promise<void>
   /** SIGKILL the server (Redis going down without warning); resolves once the process is gone. */
   kill(): Promise<void>
-  /** Start the server again on the same port (empty: nothing is persisted). */
+  /** Start the server again on the same port (empty: nothing is persisted). A stop() or kill() while it runs wins: no server is left after both settle. */
   restart(): Promise<void>
   /**
    * SIGSTOP the server: Redis hanging with its connections open, every command
@@ -144,6 +144,10 @@ class ManagedRedis implements RedisServer {
   /** The process a stop() or kill() is waiting on, and that wait. */
   #ending: { child: ChildProcess; exited: Promise<void> } | undefined
   #frozen = false
+  /** Counts stop() and kill() calls: a restart() that sees one come in while it kills gives way. */
+  #stops = 0
+  /** The start a restart() is waiting on. */
+  #starting: Promise<ChildProcess> | undefined
 
   constructor(binary: string, port: number, readyTimeoutMs: number, child: ChildProcess) {
     this.#binary = binary
@@ -154,16 +158,38 @@ class ManagedRedis implements RedisServer {
   }
 
   stop(): Promise<void> {
-    return this.#end('SIGTERM')
+    this.#stops++
+    return this.#endAfterStart('SIGTERM')
   }
 
   kill(): Promise<void> {
-    return this.#end('SIGKILL')
+    this.#stops++
+    return this.#endAfterStart('SIGKILL')
+  }
+
+  /**
+   * Asked while a restart() is starting the server again (a test that
+   * failed mid-restart, its cleanup stopping it): the new server is ended
+   * once it is up. Before, the stop found no process, resolved at once, and
+   * the restarted server ran on after it, until the process exited.
+   */
+  async #endAfterStart(signal: NodeJS.Signals): Promise<void> {
+    if (this.#starting !== undefined) await this.#starting.catch(() => {})
+    return this.#end(signal)
   }
 
   async restart(): Promise<void> {
+    const stops = this.#stops
     await this.#end('SIGKILL')
-    this.#child = await spawnReady(this.#binary, this.port, this.#readyTimeoutMs)
+    // A stop() or kill() came in while the old server went: it wins.
+    if (this.#stops !== stops) return
+    const starting = spawnReady(this.#binary, this.port, this.#readyTimeoutMs)
+    this.#starting = starting
+    try {
+      this.#child = await starting
+    } finally {
+      if (this.#starting === starting) this.#starting = undefined
+    }
   }
 
   freeze(): void {

@@ -201,3 +201,48 @@ describe('redisAvailable', () => {
     expect(redisAvailable('node')).toBe(true)
   })
 })
+
+// A test that fails while restart() is under way leaves its cleanup to call
+// stop() (or kill()) mid-restart: the server restart() brings up must not
+// outlive that stop.
+describe.skipIf(!available)('stop() or kill() while restart() is under way', () => {
+  let redis: RedisServer | undefined
+  afterEach(async () => {
+    await redis?.stop()
+    redis = undefined
+  })
+
+  it('stop() called at once after restart(): no server left once both settle', async () => {
+    redis = await startRedis()
+    const restarting = redis.restart()
+    await redis.stop()
+    await restarting
+    expect(await send(redis.port, 'PING')).toBe('ECONNREFUSED')
+  })
+
+  it('stop() while the restart spawns (the old server already killed)', async () => {
+    redis = await startRedis()
+    await redis.kill()
+    const restarting = redis.restart()
+    await redis.stop()
+    expect(await send(redis.port, 'PING')).toBe('ECONNREFUSED')
+    await restarting
+    expect(await send(redis.port, 'PING')).toBe('ECONNREFUSED')
+  })
+
+  it('kill() while the restart spawns', async () => {
+    redis = await startRedis()
+    await redis.kill()
+    const restarting = redis.restart()
+    await redis.kill()
+    await restarting
+    expect(await send(redis.port, 'PING')).toBe('ECONNREFUSED')
+  })
+
+  it('a restart() with no stop meanwhile still brings the server back', async () => {
+    redis = await startRedis()
+    await redis.kill()
+    await redis.restart()
+    expect(await send(redis.port, 'PING')).toBe('+PONG')
+  })
+})
