@@ -163,13 +163,16 @@ export class ManualClock implements Clock {
     // clock's timer of the same number.
     const handle = Object.freeze({})
     const chain = this.#firing === undefined || ms > 0 ? 0 : this.#firing + 1
-    // Bound to the async context it was set in, as Node's own timers run
+    // Run in the async context it was set in, as Node's own timers run
     // theirs: fired in `advance()`'s caller's context, a deadline's onExpire
     // (an Express `respond`, a log line, an abort listener) saw the test's
     // context, or another request's, where production sees the request that
-    // made the deadline. Every AsyncLocalStorage (OpenTelemetry's too).
-    const bound = AsyncResource.bind(callback)
-    this.#enqueue({ handle, at: this.#now + ms, seq: ++this.#seq, callback: bound, chain })
+    // made the deadline. Every AsyncLocalStorage (OpenTelemetry's too). An
+    // AsyncResource of its own, not `AsyncResource.bind` (~20–35 µs a timer:
+    // it wraps two deprecation getters per call) nor `snapshot()` (as slow).
+    const scope = new AsyncResource('ManualClockTimer')
+    const inScope = () => scope.runInAsyncScope(callback)
+    this.#enqueue({ handle, at: this.#now + ms, seq: ++this.#seq, callback: inScope, chain })
     return handle
   }
 
