@@ -61,7 +61,11 @@ export function createModelStream(
   run: (sink: StreamSink) => Promise<ChatResponse>,
   signal?: AbortSignal | undefined,
 ): ModelStream {
-  const queue: StreamEvent[] = []
+  // Read from `head` on, not shifted: Array#shift copies a large array, so
+  // 100,000 queued events (a consumer behind, or reading after `result`)
+  // took ~5 s of blocked event loop to hand out.
+  let queue: Array<StreamEvent | undefined> = []
+  let head = 0
   // `readAtConsumerPace`: the high-water mark (0 = off), and the weight of what is queued.
   let pace = 0
   let queued = 0
@@ -162,7 +166,17 @@ export function createModelStream(
         async next(): Promise<IteratorResult<StreamEvent>> {
           for (;;) {
             if (returned) return { done: true, value: undefined }
-            const event = queue.shift()
+            const event = queue[head]
+            if (event !== undefined) {
+              queue[head++] = undefined
+              if (head === queue.length) {
+                queue.length = 0
+                head = 0
+              } else if (head >= 1024 && head * 2 >= queue.length) {
+                queue = queue.slice(head)
+                head = 0
+              }
+            }
             if (event !== undefined) {
               if (event.type === 'finish') finishRead = true
               queued -= weightOf(event)
@@ -180,6 +194,7 @@ export function createModelStream(
         async return(): Promise<IteratorResult<StreamEvent>> {
           returned = true
           queue.length = 0
+          head = 0
           queued = 0
           unpark()
           if (!ended && !controller.signal.aborted) {
