@@ -649,7 +649,15 @@ export class Deadline {
    * be cancelled (the client left).
    */
   cancel(reason: unknown = new DOMException('This operation was aborted', 'AbortError')): void {
-    if (this.#state !== 'live' && !(this.#state === 'expired' && this.observe)) return
+    // No walk (nor its closure) for a deadline without children: most are.
+    if (this.#cancelSelf(reason) && this.#children !== undefined) {
+      this.#descend((child) => child.#cancelSelf(reason))
+    }
+  }
+
+  /** Cancels this deadline alone; false when it could not be (its children are then left as they are). */
+  #cancelSelf(reason: unknown): boolean {
+    if (this.#state !== 'live' && !(this.#state === 'expired' && this.observe)) return false
     // Only a live deadline's cancel is heard: an observed expiry already ended it for its owner.
     const onCancel = this.#state === 'live' ? this.#onCancel : undefined
     this.#onCancel = undefined
@@ -672,7 +680,7 @@ export class Deadline {
     if (coreChannels.deadlineCancel.hasSubscribers) {
       coreChannels.deadlineCancel.publish(() => ({ deadline: this, reason }))
     }
-    this.#forEachChild((child) => child.cancel(reason))
+    return true
   }
 
   /**
@@ -697,22 +705,42 @@ export class Deadline {
 
   /** Time the deadline out now (used by the timer, by parents, and when created already expired). */
   #expire(): void {
-    if (this.#state !== 'live' || this.#disposed) return
-    const parent = this.parent
-    if (
-      parent !== undefined &&
-      parent.#state === 'live' &&
-      !parent.#disposed &&
-      !parent.#disposeCalled &&
-      !parent.observe &&
-      parent.clock.now() >= parent.#expiresAt
+    if (!this.#expireSelf() || this.#children === undefined) return
+    this.#descend((child, parent) => {
+      if (!child.observe) return child.#expireSelf()
+      child.#expireUnder(parent)
+      return false
+    })
+  }
+
+  /**
+   * Expires this deadline alone; true when its children are to expire under
+   * it (it enforces). An observe-only one expires its children itself.
+   */
+  #expireSelf(): boolean {
+    if (this.#state !== 'live' || this.#disposed) return false
+    // The highest of the enforcing ancestors due with it, found by a loop:
+    // asking each parent in turn recursed once per level of a deep chain.
+    let parent: Deadline | undefined
+    for (
+      let up = this.parent;
+      up !== undefined &&
+      up.#state === 'live' &&
+      !up.#disposed &&
+      !up.#disposeCalled &&
+      !up.observe &&
+      up.clock.now() >= up.#expiresAt;
+      up = up.parent
     ) {
+      parent = up
+    }
+    if (parent !== undefined) {
       // Due together with its parent (the same expiry, or a child made after
       // the parent's time passed but before its timer ran on a busy loop): the
       // parent goes first, so its onExpire — a server's 504 — comes before
       // anything this child aborts. It expires this child on its way.
       parent.#expire()
-      if (this.#state !== 'live') return
+      if (this.#state !== 'live') return false
     }
     this.#state = 'expired'
     // Expired by a parent whose timer fired in the same tick: the budget is spent.
@@ -752,8 +780,9 @@ export class Deadline {
         observe: this.observe,
       }))
     }
-    if (!this.observe) this.#forEachChild((child) => child.#expireUnder(this))
-    else if (this.#children) for (const child of this.#children) child.#expire()
+    if (!this.observe) return true
+    if (this.#children) for (const child of this.#children) child.#expire()
+    return false
   }
 
   /**
@@ -842,17 +871,38 @@ export class Deadline {
     for (const listener of listeners) isolated(() => listener(reason))
   }
 
-  #forEachChild(fn: (child: Deadline) => void): void {
-    const children = this.#children
-    if (!children) return
-    // The live set, emptied only after: a child disposed on the way (a
-    // sibling's onExpire, onCancel or onDone disposing it) takes itself out
-    // (`#release`) and is skipped, as one disposed a moment before is. Over
-    // a detached copy, the disposed child still got its onExpire, abort and
-    // onDone after its owner had let it go. None is added meanwhile: this
-    // deadline aborts already, so a child made now is ended at creation.
-    for (const child of children) fn(child)
-    this.#children = undefined
+  /**
+   * Ends every deadline under this one, depth first (a child's own children
+   * before its next sibling), as nested calls did, but with a stack of its
+   * own: a chain of 3,000 nested children overflowed the call stack, so its
+   * root's cancel threw RangeError and its timer's expiry crashed the
+   * process. `end` ends one child alone and says whether to descend into it.
+   * Each child set is the live one, emptied only after: a child disposed on
+   * the way (a sibling's onExpire, onCancel or onDone disposing it) takes
+   * itself out (`#release`) and is skipped, as one disposed a moment before
+   * is; none is added meanwhile (a child made under an ended deadline is
+   * ended at creation).
+   */
+  #descend(end: (child: Deadline, parent: Deadline) => boolean): void {
+    const stack: Array<{ parent: Deadline; children: Iterator<Deadline> | undefined }> = []
+    let parent: Deadline = this
+    let children: Iterator<Deadline> | undefined = this.#children?.values()
+    for (;;) {
+      const next = children?.next()
+      if (next === undefined || next.done === true) {
+        if (children !== undefined) parent.#children = undefined
+        const up = stack.pop()
+        if (up === undefined) return
+        ;({ parent, children } = up)
+        continue
+      }
+      const child = next.value
+      if (end(child, parent) && child.#children !== undefined) {
+        stack.push({ parent, children })
+        parent = child
+        children = child.#children.values()
+      }
+    }
   }
 }
 
