@@ -1,3 +1,5 @@
+import { pipeline, type Transform } from 'node:stream'
+import * as zlib from 'node:zlib'
 import {
   DEADLINE_EXPIRED_HEADER,
   expiryError,
@@ -42,7 +44,7 @@ import {
   takesNeverAborted,
 } from './ModelAdapter.js'
 import { declaredLength, discardBody, readBody } from './readBody.js'
-import { type EventBody, readEvents } from './readEvents.js'
+import { type EventBody, readEvents, type WholeBody } from './readEvents.js'
 import { unwritableRequest } from './unwritableRequest.js'
 
 type RequestOptions = NonNullable<Parameters<typeof undiciRequest>[1]> & DeadlineDispatchOptions
@@ -308,6 +310,11 @@ export function createAdapter(
         discardBody(res.body)
         throw expiryError(send.deadline)
       }
+      // Asked for identity, a provider or proxy may code the answer anyway:
+      // decoded here, so the limits count decoded bytes (a bomb stops at
+      // them) and the answer is read, not taken for a proxy's page and
+      // generated again.
+      res = decodedReply(res)
       res.body.once('close', unlink)
       return await work(res)
     } catch (thrown) {
@@ -651,7 +658,17 @@ export function createAdapter(
         return {
           ok: true,
           status: res.statusCode,
-          ...streamOf(res.body, dialectFor(send), send, context(send, requestId), maxStreamBytes),
+          ...streamOf(res.body, dialectFor(send), send, context(send, requestId), maxStreamBytes, {
+            // JSON under a stream's Content-Type: a whole answer (or an error
+            // in the 200), read as `application/json` would be.
+            limitBytes: maxResponseBytes,
+            tooLarge: (readBytes) => tooLarge(res, send, readBytes).error,
+            answer: (text) => {
+              const answer = answerOf(res, send, text)
+              if (!answer.ok) throw answer.error
+              return eventsOf(answer.response)
+            },
+          }),
           providerRequestId: requestId,
         }
       })
@@ -823,6 +840,7 @@ function streamOf(
   send: SendOptions,
   context: Parameters<typeof readEvents>[3],
   limitBytes: number,
+  whole?: WholeBody,
 ): {
   events: AsyncIterable<StreamEvent>
   usageSoFar: () => Usage | undefined
@@ -830,7 +848,14 @@ function streamOf(
 } {
   const parser = dialect.createStreamParser()
   return {
-    events: readEvents(body, { createStreamParser: () => parser }, send, context, limitBytes),
+    events: readEvents(
+      body,
+      { createStreamParser: () => parser },
+      send,
+      context,
+      limitBytes,
+      whole,
+    ),
     // A custom dialect's getter that throws reports nothing: the charge falls back as without counts.
     usageSoFar: () => {
       try {
@@ -875,3 +900,39 @@ function streamSafeSignal(options: { signal?: unknown }): () => void {
 }
 
 function noop(): void {}
+
+/** Decoders for the content codings a provider may send though asked for identity (RFC 9110 §8.4.1). */
+const DECODERS: Readonly<Record<string, () => Transform>> = {
+  gzip: () => zlib.createGunzip(),
+  'x-gzip': () => zlib.createGunzip(),
+  deflate: () => zlib.createInflate(),
+  br: () => zlib.createBrotliDecompress(),
+  ...(typeof (zlib as { createZstdDecompress?: unknown }).createZstdDecompress === 'function'
+    ? {
+        zstd: () =>
+          (zlib as unknown as { createZstdDecompress(): Transform }).createZstdDecompress(),
+      }
+    : {}),
+}
+
+/**
+ * The reply with its body decoded as its `Content-Encoding` says, the last
+ * coding applied undone first (`gzip, br`). A coding not known is left as it
+ * is (read, it is no JSON). `pipeline` destroys the whole chain when either
+ * end fails or is destroyed: `readBody`'s limit closes the connection as
+ * before, and a corrupt coding fails the read as a cut body does.
+ */
+function decodedReply(res: Reply): Reply {
+  const header = headerValue(res.headers, 'content-encoding')
+  if (header === undefined) return res
+  const codings = header
+    .split(',')
+    .map((coding) => coding.trim().toLowerCase())
+    .filter((coding) => coding !== '' && coding !== 'identity')
+  if (codings.length === 0 || !codings.every((coding) => Object.hasOwn(DECODERS, coding))) {
+    return res
+  }
+  const stages = codings.reverse().map((coding) => (DECODERS[coding] as () => Transform)())
+  const body = (pipeline as (...streams: unknown[]) => Transform)(res.body, ...stages, noop)
+  return Object.assign({}, res, { body: body as unknown as Reply['body'] })
+}

@@ -59,7 +59,17 @@ export async function* readEvents(
   send: SendOptions,
   context: Parameters<typeof classifyThrown>[1],
   limitBytes: number,
+  whole?: WholeBody,
 ): AsyncGenerator<StreamEvent, void, undefined> {
+  // A body whose first character (past whitespace and a BOM) opens JSON is
+  // no SSE — no SSE line starts with `{` or `[`, and the decoder ignores such
+  // a line as an unknown field —: a whole answer, or an error object, sent
+  // under a stream's Content-Type. Held (up to `whole.limitBytes`) and read
+  // whole, as the same body labelled `application/json` is; fed to the
+  // decoder it was dropped, and the call asked again: "no answer".
+  let firstSeen = false
+  let held: Uint8Array[] | undefined
+  let heldBytes = 0
   const decoder = new SseDecoder()
   const parser = dialect.createStreamParser()
   const chunks = body[Symbol.asyncIterator]()
@@ -114,8 +124,27 @@ export async function* readEvents(
         }
         return
       }
-      if (next.done) break
+      if (next.done) {
+        if (held !== undefined && whole !== undefined) {
+          yield* whole.answer(new TextDecoder().decode(Buffer.concat(held)))
+          return
+        }
+        break
+      }
       let chunk = next.value
+      if (!firstSeen && whole !== undefined) {
+        const at = firstNonBlank(chunk, readBytes === 0 && heldBytes === 0)
+        if (at !== -1) {
+          firstSeen = true
+          if (chunk[at] === 0x7b || chunk[at] === 0x5b) held = []
+        }
+      }
+      if (held !== undefined && whole !== undefined) {
+        held.push(chunk)
+        heldBytes += chunk.byteLength
+        if (heldBytes > whole.limitBytes) throw whole.tooLarge(heldBytes)
+        continue
+      }
       readBytes += chunk.byteLength
       // The chunk that goes past the limit is decoded up to it: what is
       // delivered does not depend on how the network cut the bytes.
@@ -225,6 +254,27 @@ export async function* readEvents(
     } else if (marked) release(chunks, body, send)
     else await chunks.return?.()
   }
+}
+
+/**
+ * How `readEvents` reads a body that turns out to be JSON, not SSE: bounded
+ * by `limitBytes` (past it, `tooLarge`), then `answer(text)` — the events of
+ * the whole answer, or throws its failure (a `ProviderError`, kept as it is).
+ */
+export interface WholeBody {
+  limitBytes: number
+  tooLarge(readBytes: number): ProviderError
+  answer(text: string): AsyncIterable<StreamEvent>
+}
+
+/** Index of the first byte that is not JSON whitespace (nor, at the start, a UTF-8 BOM); -1 when none. */
+function firstNonBlank(chunk: Uint8Array, atStart: boolean): number {
+  let i = atStart && chunk[0] === 0xef && chunk[1] === 0xbb && chunk[2] === 0xbf ? 3 : 0
+  for (; i < chunk.length; i++) {
+    const c = chunk[i]
+    if (c !== 0x20 && c !== 0x0a && c !== 0x0d && c !== 0x09) return i
+  }
+  return -1
 }
 
 /** A failure of the connection itself, not an answer the dialect or the byte limit judged. */

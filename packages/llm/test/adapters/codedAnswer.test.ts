@@ -1,0 +1,116 @@
+import type { IncomingMessage, ServerResponse } from 'node:http'
+import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib'
+import { afterEach, describe, expect, it } from 'vitest'
+import { openAICompatible } from '../../src/adapters/openAICompatible.js'
+import { callModel } from '../../src/call/callModel.js'
+import { isResponseTooLarge } from '../../src/errors/ResponseTooLargeError.js'
+import { FAST_RETRIES, useFakes, user } from '../call/support/fakes.js'
+import { rawServer } from './support/rawServer.js'
+
+// Adapters ask for `accept-encoding: identity`; a provider or proxy that codes
+// the answer anyway (Content-Encoding gzip, br, deflate) sent a generation —
+// it was taken for "no JSON: a proxy's page; nothing was generated", asked
+// again three times (each generated and billed), charged nothing, and failed.
+// Decoded, the answer is read once; a bomb stops at maxResponseBytes, counted
+// in decoded bytes.
+
+const fakes = useFakes()
+const servers: Array<{ close(): void }> = []
+afterEach(() => {
+  for (const server of servers.splice(0)) server.close()
+})
+
+const WHOLE = JSON.stringify({
+  id: 'c1',
+  object: 'chat.completion',
+  model: 'm',
+  choices: [{ index: 0, message: { role: 'assistant', content: 'hello' }, finish_reason: 'stop' }],
+  usage: { prompt_tokens: 3, completion_tokens: 1, total_tokens: 4 },
+})
+const chunk = (delta: unknown, finish: string | null = null) =>
+  `data: ${JSON.stringify({ id: 'c', object: 'chat.completion.chunk', choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`
+const STREAM = `${chunk({ content: 'hello' })}${chunk({}, 'stop')}data: [DONE]\n\n`
+
+async function serving(type: string, coding: string, body: Buffer) {
+  let requests = 0
+  const server = await rawServer((req: IncomingMessage, res: ServerResponse) => {
+    requests++
+    req.resume()
+    req.on('end', () => {
+      res.writeHead(200, { 'content-type': type, 'content-encoding': coding })
+      res.end(body)
+    })
+  })
+  servers.push(server)
+  return { baseURL: server.baseURL, requests: () => requests }
+}
+
+const adapter = (baseURL: string, maxResponseBytes?: number) =>
+  fakes.adapter(
+    openAICompatible({
+      baseURL,
+      apiKey: 'sk-test-key-123',
+      model: 'm',
+      ...(maxResponseBytes === undefined ? {} : { maxResponseBytes }),
+    }),
+  )
+const options = {
+  limits: { admission: false as const },
+  retry: { budgets: false as const, delay: FAST_RETRIES },
+}
+
+describe('an answer coded though identity was asked for', () => {
+  it.each([
+    ['gzip', gzipSync(WHOLE)],
+    ['x-gzip', gzipSync(WHOLE)],
+    ['br', brotliCompressSync(WHOLE)],
+    ['deflate', deflateSync(WHOLE)],
+    ['gzip, gzip', gzipSync(gzipSync(WHOLE))],
+  ])('%s: the whole answer is read, one request', async (coding, body) => {
+    const server = await serving('application/json', coding, body)
+    const answer = await callModel({
+      models: [adapter(server.baseURL)],
+      request: { messages: [user('hi')], maxTokens: 10 },
+      ...options,
+    })
+    expect(answer.text).toBe('hello')
+    expect(server.requests()).toBe(1)
+  })
+
+  it('a gzip stream is streamed, one request', async () => {
+    const server = await serving('text/event-stream', 'gzip', gzipSync(STREAM))
+    const stream = callModel({
+      models: [adapter(server.baseURL)],
+      request: { messages: [user('hi')], maxTokens: 10, stream: true },
+      ...options,
+    })
+    let text = ''
+    for await (const event of stream) if (event.type === 'text') text += event.text
+    expect(text).toBe('hello')
+    expect(server.requests()).toBe(1)
+  })
+
+  it('a decompression bomb stops at maxResponseBytes of decoded bytes, not resent', async () => {
+    // 64 MiB of NULs per ~64 KiB gzip member; 4 members after an answer's opening.
+    const zeros = gzipSync(Buffer.alloc(64 << 20))
+    const bomb = Buffer.concat([
+      gzipSync('{"choices":[{"message":{"content":"'),
+      zeros,
+      zeros,
+      zeros,
+      zeros,
+    ])
+    const server = await serving('application/json', 'gzip', bomb)
+    const failure = await callModel({
+      models: [adapter(server.baseURL, 1 << 20)],
+      request: { messages: [user('hi')], maxTokens: 10 },
+      ...options,
+    }).then(
+      () => undefined,
+      (error: unknown) => error,
+    )
+    const cause = (failure as { cause?: { cause?: unknown } }).cause
+    expect(isResponseTooLarge(cause?.cause)).toBe(true)
+    expect(server.requests()).toBe(1)
+  })
+})
