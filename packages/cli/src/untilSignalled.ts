@@ -9,8 +9,7 @@ import { endBySignal, isHourglassBinary } from './startupSignals.js'
 const STOP_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const
 
 /**
- * Resolves `first` on the first SIGINT, SIGTERM or SIGHUP (outside the binary,
- * the listeners go with it: the next signal is the caller's). In the binary, a second one, during
+ * Resolves `first` on the first SIGINT, SIGTERM or SIGHUP. In the binary, a second one, during
  * the drain, exits at once (128 + the signal's number, as a shell reports it):
  * the operator who presses Ctrl-C again, or the supervisor that signals
  * twice, does not want to wait out `--drain-timeout-ms`. `forced` writes
@@ -36,21 +35,21 @@ export function untilSignalled(forced: (signal: NodeJS.Signals, first: NodeJS.Si
     }
     if (firstSignal === undefined) {
       firstSignal = signal
-      // In a caller's process (main() as a library) the next signal is the
-      // caller's: a second SIGINT during the gateway's drain called
-      // process.exit(130) on the caller's process, past its own handlers.
-      // Let go of at once, not after `first` settles: two signals back to
-      // back both came here.
-      if (!isHourglassBinary()) release()
       return signalled(signal)
     }
     // A terminal closed sends its hang-up twice (the kernel to the
     // foreground group, the shell to its jobs), also after a Ctrl-C: a
     // SIGHUP is no operator asking to skip the drain.
     if (signal === 'SIGHUP') return
+    // In a caller's process (main() as a library) the next signal is the
+    // caller's to act on, with its own handlers: a second SIGINT during the
+    // gateway's drain called process.exit(130) on that process. Still
+    // listened to (and ignored) until the command lets go: without a
+    // listener, a terminal's second SIGHUP took Node's default action and
+    // killed the caller mid-drain.
+    if (!isHourglassBinary()) return
     forced(signal, firstSignal)
-    // In the binary only: a caller's process (main() as a library) keeps its own handlers.
-    if (hungUp && isHourglassBinary()) {
+    if (hungUp) {
       // The terminal hung up: `process.exit` would reset the tty that is
       // gone, which crashed Node 20. Raised again with no listener, the
       // signal's default action ends the process without touching it (and
@@ -65,9 +64,11 @@ export function untilSignalled(forced: (signal: NodeJS.Signals, first: NodeJS.Si
     // Still here: not hung up, or the kernel dropped the signal (PID 1).
     process.exit(128 + constants.signals[signal])
   }
-  const release = () => {
-    for (const name of STOP_SIGNALS) process.off(name, onSignal)
-  }
   for (const name of STOP_SIGNALS) process.on(name, onSignal)
-  return { first, release }
+  return {
+    first,
+    release() {
+      for (const name of STOP_SIGNALS) process.off(name, onSignal)
+    },
+  }
 }

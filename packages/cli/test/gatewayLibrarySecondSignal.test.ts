@@ -19,7 +19,7 @@ afterEach(async () => {
   fake = undefined
 })
 
-it('a second SIGINT during the drain leaves the caller process alone; main resolves 3', async () => {
+it('a second SIGINT or SIGHUP during the drain leaves the caller process alone; main resolves 3', async () => {
   fake = await startFakeProvider({ dialect: 'openai', reply: reply.hang() })
   const exit = vi.spyOn(process, 'exit').mockImplementation((() => undefined) as never)
   const { writeFileSync } = await import('node:fs')
@@ -56,6 +56,13 @@ it('a second SIGINT during the drain leaves the caller process alone; main resol
   try {
     process.emit('SIGINT', 'SIGINT')
     process.emit('SIGINT', 'SIGINT')
+    // A terminal closed sends SIGHUP twice: with no listener of the caller's,
+    // the second took Node's default action and killed the caller mid-drain
+    // (a real signal; emitted here, it reaches the listeners alone). The
+    // gateway keeps one, ignoring it, until its drain is over.
+    expect(process.listenerCount('SIGHUP')).toBeGreaterThan(0)
+    process.emit('SIGHUP', 'SIGHUP')
+    process.emit('SIGHUP', 'SIGHUP')
     expect(exit).not.toHaveBeenCalled()
     expect(await ran).toBe(3)
     expect(await inFlight).toBe(503)

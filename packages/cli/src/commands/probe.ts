@@ -393,10 +393,16 @@ function withoutCredentials(url: URL): string {
  * A redirect's target as the message shows it: whole, its query too (the
  * message says to probe it), but its credentials shown as `…`, as an
  * argument's are — the Location is the server's to fill, and a password in
- * it reached stderr (and CI logs) as sent. By text, to the authority's last
- * `@` before its end (`/`, `?`, `#`, `\`), as the URL parser reads it: a
- * Location that does not parse (`http://u:pw@[bad/`) is covered too.
+ * it reached stderr (and CI logs) as sent. By text, as the URL parser reads
+ * it (fetch's `withoutQuery` reads it so too): after the scheme and any
+ * number of slashes — none (`https:u:pw@h`), or backslashes — or after `//`
+ * with no scheme, up to the authority's last `@` before its end (`/`, `?`,
+ * `#`, `\`); a Location that does not parse (`http://u:pw@[bad/`), which
+ * fetch hands over as sent, is covered too.
  */
 function locationShown(location: string): string {
-  return location.replace(/^([A-Za-z][A-Za-z0-9+.-]*:[/\\]{2})[^/?#\\]*@/, '$1…@')
+  return location.replace(
+    /^([\s\p{Cc}]*(?:[A-Za-z][A-Za-z0-9+.-]*:[/\\]*|[/\\]{2,}))[^/?#\\]*@/u,
+    '$1…@',
+  )
 }
