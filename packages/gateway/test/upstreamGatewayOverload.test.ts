@@ -1,4 +1,4 @@
-import { anthropicErrors, type FakeProvider, reply } from '@hourglass/testkit'
+import { anthropicErrors, type FakeProvider, openAIErrors, reply } from '@hourglass/testkit'
 import { afterEach, describe, expect, it } from 'vitest'
 import { fakeProvider, fallback, type Harness, startHarness } from './support/harness.js'
 
@@ -83,6 +83,32 @@ describe('a gateway behind a gateway: one route overloaded', () => {
     const res = await post(outer.url, 'x')
     expect(res.status).toBe(200)
     expect(px.fake.requests).toHaveLength(1)
+    expect(py.fake.requests).toHaveLength(1)
+  })
+
+  it('one model’s spent quota at the inner gateway retires that model at the outer one, not the key', async () => {
+    const px = await fakeProvider('openai', ['k'])
+    const py = await fakeProvider('openai', ['k'])
+    fakes.push(px.fake, py.fake)
+    px.fake.setReply(openAIErrors.insufficientQuota())
+    py.fake.setReply(reply.text('from y'))
+    const inner = await startHarness({
+      providers: { px: px.entry, py: py.entry },
+      models: { x: fallback(['px', 'gpt-x']), y: fallback(['py', 'gpt-y']) },
+    })
+    harnesses.push(inner)
+    const outer = await startHarness({
+      providers: { b: { dialect: 'openai', baseURL: `${inner.url}/v1`, apiKeys: ['k2'] } },
+      models: { x: fallback(['b', 'x']), y: fallback(['b', 'y']) },
+    })
+    harnesses.push(outer)
+    const x = await post(outer.url, 'x')
+    expect(x.status).toBe(429)
+    expect(x.headers.get('x-hourglass-cooldown-scope')).toBe('model')
+    // Before: the outer gateway's one key to the inner one was retired for
+    // the quota, and y, answered by the inner gateway, was refused too.
+    const y = await post(outer.url, 'y')
+    expect(y.status).toBe(200)
     expect(py.fake.requests).toHaveLength(1)
   })
 })

@@ -403,7 +403,7 @@ function unavailableReply(
       refused + named === causes.length && finite.length > 0
         ? retryHeaders(Math.min(...finite))
         : {}
-    return reply(503, summary, 'server_error', 'overloaded', null, { ...headers, ...ROUTE_SCOPE })
+    return reply(503, summary, 'server_error', 'overloaded', null, headers)
   }
   // One kind of failure everywhere (every key rejected, every provider down…):
   // say which. Keys retired by an earlier call (admission then sends nothing)
@@ -595,17 +595,20 @@ function overloadReply(provider: string, retryAfterMs: number): ErrorReply {
     'server_error',
     'overloaded',
     null,
-    { ...(Number.isFinite(retryAfterMs) ? retryHeaders(retryAfterMs) : {}), ...ROUTE_SCOPE },
+    Number.isFinite(retryAfterMs) ? retryHeaders(retryAfterMs) : {},
   )
 }
 
 /**
- * This gateway's overload is the route's (the providers of one model's
- * list), not the gateway's: a client that is itself an @hourglass/llm
- * adapter (a gateway in front of this one) cools that model only, and
- * keeps sending the others.
+ * Codes whose limit is this model's route (the providers of one model's
+ * list), not the gateway's: its 503 `overloaded` and its 429
+ * `insufficient_quota` (a provider's quota spent) say so in
+ * `x-hourglass-cooldown-scope`, and a client that is itself an
+ * @hourglass/llm adapter (a gateway in front of this one) cools or retires
+ * that model only, and keeps sending the others. (A rate limit is a
+ * model's already, by llm's own rule.)
  */
-const ROUTE_SCOPE = { 'x-hourglass-cooldown-scope': 'model' } as const
+const ROUTE_SCOPED: ReadonlySet<string> = new Set(['overloaded', 'insufficient_quota'])
 
 /**
  * Admission refused with nothing sent. When no wait helps (`retryAfterMs`
@@ -676,7 +679,9 @@ function reply(
 ): ErrorReply {
   return {
     status,
-    headers,
+    headers: ROUTE_SCOPED.has(code)
+      ? { ...headers, 'x-hourglass-cooldown-scope': 'model' }
+      : headers,
     body: {
       error: {
         message: escapeUnprintable(message),
