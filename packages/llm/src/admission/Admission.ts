@@ -908,19 +908,23 @@ function checkNumber(where: string, name: string, value: unknown): void {
 }
 
 /**
- * The provider-wide slot holds `lane` back: cooling, or its half-open probe
- * in flight. Only an overload cools a provider (`cooldownScopeOf`: dialects
- * scope a limit to a model or a key), and while it holds no key can send,
- * whatever the keys' own limits. Read from the slot, so a cooldown another
- * process of the fleet started (a shared store) says so too.
+ * An overload holds `lane` back: its provider-wide slot cooling, or that
+ * slot's half-open probe in flight — only an overload cools a provider
+ * (`cooldownScopeOf`: dialects scope a limit to a model or a key), and
+ * while it holds no key can send, whatever the keys' own limits; read from
+ * the slot, so a cooldown another process of the fleet started (a shared
+ * store) says so too — or a model's or key's slot cooled by an overload
+ * scoped so by the upstream (`x-hourglass-cooldown-scope`: a gateway's one
+ * route), the same way. One such cooldown learned from the store is not
+ * known as an overload (the store keeps no cause): refused as a rate limit.
  */
 function overloadHolds(lane: Lane, now: number): boolean {
-  // An overload scoped below the provider (its own word: `scope`) is still an overload.
-  if (lane.some((s) => s.level !== 'provider' && s.overloaded && s.untilMs > now)) return true
-  const slot = lane.find((s) => s.level === 'provider')
-  if (slot === undefined) return false
-  if (slot.untilMs > now) return true
-  return slot.halfOpen && slot.probe !== undefined && slot.probe.leaseUntil > now
+  for (const slot of lane) {
+    if (slot.level !== 'provider' && !slot.overloaded) continue
+    if (slot.untilMs > now) return true
+    if (slot.halfOpen && slot.probe !== undefined && slot.probe.leaseUntil > now) return true
+  }
+  return false
 }
 
 function keysOf(target: AdmissionTarget): Array<string | undefined> {

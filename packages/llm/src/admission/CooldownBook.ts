@@ -282,10 +282,11 @@ export class CooldownBook {
       // most): an extra start costs a probe, another instance's 429 taken
       // for its own sent a request into the same limit.
       if (fresh && this.#own.isOwn(`${slot.scope}\u0000${slot.storeId}`, now + ms)) continue
-      if (fresh || news) {
-        slot.limitedBy = undefined
-        slot.overloaded = false
-      }
+      if (fresh || news) slot.limitedBy = undefined
+      // Another instance's start: its cause is not stored, so no overload
+      // here. Its longer end on a cooldown this process holds keeps this
+      // one's (a model-scoped overload stays one, not a rate limit).
+      if (fresh) slot.overloaded = false
       // Sub-millisecond differences are the store's rounding, not news.
       if (until > slot.untilMs + 1) slot.untilMs = until
       slot.halfOpen = true

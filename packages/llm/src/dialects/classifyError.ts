@@ -295,6 +295,8 @@ export function classifyError(input: ErrorInput, read: BodyReader): NormalizedEr
   // (`invalid_request_error` on a 409 the provider expects to clear).
   const neverRetried =
     kindFromBody !== undefined && kind !== 'bad_request' && !RETRYABLE_KINDS.has(kind)
+  // The dialect's word on what the limit holds back, else the upstream's own.
+  const scope = verdict?.scope ?? scopeHeader(input.headers)
   return {
     kind,
     // A provider that does not know the model (or path) asked for does not
@@ -309,9 +311,7 @@ export function classifyError(input: ErrorInput, read: BodyReader): NormalizedEr
     ...(param === undefined ? {} : { param }),
     message,
     ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
-    ...((verdict?.scope ?? scopeHeader(input.headers)) === undefined
-      ? {}
-      : { scope: verdict?.scope ?? scopeHeader(input.headers) }),
+    ...(scope === undefined ? {} : { scope }),
     ...(verdict?.quotaWindow === undefined ? {} : { quotaWindow: verdict.quotaWindow }),
     ...(verdict?.overLimit === undefined || kind !== 'request_too_large'
       ? {}
@@ -322,8 +322,9 @@ export function classifyError(input: ErrorInput, read: BodyReader): NormalizedEr
 
 /**
  * What the upstream says its limit holds back (`x-hourglass-cooldown-scope`):
- * an @hourglass/gateway routes per model, so its 503 `overloaded` for one
- * model is that route's, not every model behind its base URL.
+ * an @hourglass/gateway routes per model, so its 503 `overloaded` and 429
+ * `insufficient_quota` for one model are that route's, not every model's
+ * behind its base URL.
  */
 function scopeHeader(headers: ErrorInput['headers']): CooldownScope | undefined {
   const value = headerValue(headers, 'x-hourglass-cooldown-scope')?.trim().toLowerCase()
