@@ -829,7 +829,9 @@ function unparsedUrl(thrown: unknown, input: RequestInfo): TypeError | undefined
   const shown = eventUrlOf(input)
   if (shown === input) return undefined
   return Object.assign(
-    new TypeError(`${UNPARSED_URL}${shown} (its query and any credentials not shown)`),
+    new TypeError(
+      `${UNPARSED_URL}${shown} (shown without its query, fragment, path parameters or credentials)`,
+    ),
     { code: 'ERR_INVALID_URL' },
   )
 }

@@ -20,7 +20,7 @@ describe('createFetch with a URL that does not parse', () => {
     try {
       const error = await fetch('http://127.0.0.1:80a/?token=x').catch((e: unknown) => e)
       expect((error as Error).message).toBe(
-        'Failed to parse URL from http://127.0.0.1:80a/ (its query and any credentials not shown)',
+        'Failed to parse URL from http://127.0.0.1:80a/ (shown without its query, fragment, path parameters or credentials)',
       )
       // Nor its credentials, which a URL that parses never shows in an event.
       await fetch('http://user:pw@127.0.0.1:80a/').catch(() => {})
