@@ -313,8 +313,10 @@ export function createAdapter(
       // Asked for identity, a provider or proxy may code the answer anyway:
       // decoded here, so the limits count decoded bytes (a bomb stops at
       // them) and the answer is read, not taken for a proxy's page and
-      // generated again.
-      res = decodedReply(res)
+      // generated again. A 2xx only: an error's status and headers say what
+      // it is, and its body, decoded, failed the read when it was not coded
+      // as labelled (a 429 became `network`, its Retry-After lost).
+      if (res.statusCode >= 200 && res.statusCode < 300) res = decodedReply(res)
       res.body.once('close', unlink)
       return await work(res)
     } catch (thrown) {
