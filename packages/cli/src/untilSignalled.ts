@@ -35,18 +35,22 @@ export function untilSignalled(forced: (signal: NodeJS.Signals, first: NodeJS.Si
     }
     if (firstSignal === undefined) {
       firstSignal = signal
+      // In a caller's process (main() as a library) the next SIGINT or
+      // SIGTERM is the caller's (its handlers, or Node's default action): a
+      // second during the gateway's drain called process.exit(130) there,
+      // past its own handlers. SIGHUP stays listened to, ignored, until
+      // release(): a terminal sends two, and without a listener the second
+      // killed the caller mid-drain.
+      if (!isHourglassBinary()) {
+        for (const name of ['SIGINT', 'SIGTERM'] as const) process.off(name, onSignal)
+      }
       return signalled(signal)
     }
     // A terminal closed sends its hang-up twice (the kernel to the
     // foreground group, the shell to its jobs), also after a Ctrl-C: a
     // SIGHUP is no operator asking to skip the drain.
     if (signal === 'SIGHUP') return
-    // In a caller's process (main() as a library) the next signal is the
-    // caller's to act on, with its own handlers: a second SIGINT during the
-    // gateway's drain called process.exit(130) on that process. Still
-    // listened to (and ignored) until the command lets go: without a
-    // listener, a terminal's second SIGHUP took Node's default action and
-    // killed the caller mid-drain.
+    // In a caller's process only a SIGHUP comes here (see above).
     if (!isHourglassBinary()) return
     forced(signal, firstSignal)
     if (hungUp) {

@@ -55,6 +55,9 @@ it('a second SIGINT or SIGHUP during the drain leaves the caller process alone; 
   process.on('SIGINT', callers)
   try {
     process.emit('SIGINT', 'SIGINT')
+    // The next SIGINT or SIGTERM is the caller's: only its own listener is left.
+    expect(process.listeners('SIGINT')).toEqual([callers])
+    expect(process.listenerCount('SIGTERM')).toBe(0)
     process.emit('SIGINT', 'SIGINT')
     // A terminal closed sends SIGHUP twice: with no listener of the caller's,
     // the second took Node's default action and killed the caller mid-drain

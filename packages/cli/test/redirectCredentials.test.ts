@@ -19,6 +19,7 @@ it.each([
   ['//svc:Pa55w0rd-7f3c2e91b0@[bad/', 'a redirect to //…@[bad/: probe'],
   ['http:///svc:Pa55w0rd-7f3c2e91b0@[bad/', 'a redirect to http:///…@[bad/: probe'],
   ['https:svc:Pa55w0rd-7f3c2e91b0@[bad/', 'a redirect to https:…@[bad/: probe'],
+  ['ht\ttp://svc:Pa55w0rd-7f3c2e91b0@[bad/', 'a redirect to http://…@[bad/: probe'],
 ])('a redirect to %s is named without its password', async (location, line) => {
   const url = await answerRaw(
     `HTTP/1.1 302 Found\r\nLocation: ${location}\r\nContent-Length: 0\r\n\r\n`,

@@ -401,8 +401,8 @@ function withoutCredentials(url: URL): string {
  * fetch hands over as sent, is covered too.
  */
 function locationShown(location: string): string {
-  return location.replace(
-    /^([\s\p{Cc}]*(?:[A-Za-z][A-Za-z0-9+.-]*:[/\\]*|[/\\]{2,}))[^/?#\\]*@/u,
-    '$1…@',
-  )
+  // Tabs and newlines out first, as the URL parser takes them out anywhere.
+  return location
+    .replace(/[\t\n\r]/g, '')
+    .replace(/^([\s\p{Cc}]*(?:[A-Za-z][A-Za-z0-9+.-]*:[/\\]*|[/\\]{2,}))[^/?#\\]*@/u, '$1…@')
 }

@@ -2,7 +2,6 @@ import type { Io } from '../Command.js'
 import {
   caughtSignalsDelivered,
   heldStartupSignal,
-  isHourglassBinary,
   releaseStartupSignals,
 } from '../startupSignals.js'
 import { untilSignalled } from '../untilSignalled.js'
@@ -31,9 +30,9 @@ export async function serveDemo(seed: number, io: Io): Promise<void> {
   releaseStartupSignals()
   try {
     if (!stoppedWhileStarting) printBanner(io, toolkit.url, naive.url)
+    // In a caller's process (main() as a library) the next SIGINT or SIGTERM
+    // is the caller's; a second SIGHUP is ignored until the drain is over.
     await stop.first
-    // In a caller's process (main() as a library) the next signal is the caller's.
-    if (!isHourglassBinary()) stop.release()
     // Never up for anyone to call: nothing in flight to speak of.
     io.stdout(
       stoppedWhileStarting
