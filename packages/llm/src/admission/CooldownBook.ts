@@ -284,9 +284,10 @@ export class CooldownBook {
       if (fresh && this.#own.isOwn(`${slot.scope}\u0000${slot.storeId}`, now + ms)) continue
       if (fresh || news) slot.limitedBy = undefined
       // Another instance's start: its cause is not stored, so no overload
-      // here. Its longer end on a cooldown this process holds keeps this
-      // one's (a model-scoped overload stays one, not a rate limit).
-      if (fresh) slot.overloaded = false
+      // here. Its longer end on a cooldown this process still runs keeps
+      // this one's (a model-scoped overload stays one, not a rate limit);
+      // a half-open slot whose own end has passed keeps nothing.
+      if (fresh || slot.untilMs <= now) slot.overloaded = false
       // Sub-millisecond differences are the store's rounding, not news.
       if (until > slot.untilMs + 1) slot.untilMs = until
       slot.halfOpen = true
