@@ -706,16 +706,23 @@ export class Deadline {
   /** Time the deadline out now (used by the timer, by parents, and when created already expired). */
   #expire(): void {
     if (!this.#expireSelf() || this.#children === undefined) return
-    this.#descend((child, parent) => {
-      if (!child.observe) return child.#expireSelf()
-      child.#expireUnder(parent)
-      return false
-    })
+    this.#descend(
+      (child) => child.#expireSelf(),
+      // An observe-only child of an enforcing deadline, its own subtree
+      // expired (observed): cancelled with the parent's reason (#expireUnder).
+      (child, parent) => {
+        if (child.observe && !parent.observe) child.cancel(parent.#reason)
+      },
+      // An observe-only deadline keeps its children once expired: a later
+      // cancel must reach them.
+      (node) => node.observe,
+    )
   }
 
   /**
-   * Expires this deadline alone; true when its children are to expire under
-   * it (it enforces). An observe-only one expires its children itself.
+   * Expires this deadline alone; true when its children are to expire after
+   * it (`#expire` walks them: under an enforcing one they are due too, under
+   * an observe-only one each expires as its own time says).
    */
   #expireSelf(): boolean {
     if (this.#state !== 'live' || this.#disposed) return false
@@ -780,9 +787,7 @@ export class Deadline {
         observe: this.observe,
       }))
     }
-    if (!this.observe) return true
-    if (this.#children) for (const child of this.#children) child.#expire()
-    return false
+    return true
   }
 
   /**
@@ -877,23 +882,33 @@ export class Deadline {
    * own: a chain of 3,000 nested children overflowed the call stack, so its
    * root's cancel threw RangeError and its timer's expiry crashed the
    * process. `end` ends one child alone and says whether to descend into it.
+   * `after` runs once a child's subtree is done (post-order, as code after
+   * a nested call ran), and `keep` says which sets to keep (an observe-only
+   * deadline's, once expired, for a later cancel).
    * Each child set is the live one, emptied only after: a child disposed on
    * the way (a sibling's onExpire, onCancel or onDone disposing it) takes
    * itself out (`#release`) and is skipped, as one disposed a moment before
    * is; none is added meanwhile (a child made under an ended deadline is
    * ended at creation).
    */
-  #descend(end: (child: Deadline, parent: Deadline) => boolean): void {
+  #descend(
+    end: (child: Deadline, parent: Deadline) => boolean,
+    after?: (child: Deadline, parent: Deadline) => void,
+    keep?: (node: Deadline) => boolean,
+  ): void {
     const stack: Array<{ parent: Deadline; children: Iterator<Deadline> | undefined }> = []
     let parent: Deadline = this
     let children: Iterator<Deadline> | undefined = this.#children?.values()
     for (;;) {
       const next = children?.next()
       if (next === undefined || next.done === true) {
-        if (children !== undefined) parent.#children = undefined
+        if (children !== undefined && keep?.(parent) !== true) parent.#children = undefined
         const up = stack.pop()
         if (up === undefined) return
+        // That child's subtree is done: its `after`, as a nested call returned.
+        const done = parent
         ;({ parent, children } = up)
+        after?.(done, parent)
         continue
       }
       const child = next.value
@@ -901,7 +916,7 @@ export class Deadline {
         stack.push({ parent, children })
         parent = child
         children = child.#children.values()
-      }
+      } else after?.(child, parent)
     }
   }
 }

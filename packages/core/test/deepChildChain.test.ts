@@ -37,4 +37,24 @@ describe('a deep chain of child deadlines', () => {
     expect(() => all[all.length - 1]!.child(5)).not.toThrow()
     expect(all.every((d) => d.expired)).toBe(true)
   })
+
+  it('expires whole under an observe-only root: every deadline observed expired, none aborted', () => {
+    const clock = new ManualClock()
+    const all = chain(Deadline.after(1000, { clock, observe: true }))
+    expect(() => clock.advance(1000)).not.toThrow()
+    expect(all.every((d) => d.expired && !d.signal.aborted)).toBe(true)
+    // Kept for a later cancel, which still reaches the whole chain.
+    const reason = new Error('client left')
+    expect(() => all[0]!.cancel(reason)).not.toThrow()
+    expect(all.every((d) => d.reason === reason)).toBe(true)
+  })
+
+  it('an observe-only chain under an enforcing root is expired, then cancelled with its reason', () => {
+    const clock = new ManualClock()
+    const root = Deadline.after(1000, { clock })
+    const all = chain(root.child(undefined, { observe: true }))
+    expect(() => clock.advance(1000)).not.toThrow()
+    expect(root.expired).toBe(true)
+    expect(all.every((d) => d.done && d.reason === root.reason)).toBe(true)
+  })
 })
