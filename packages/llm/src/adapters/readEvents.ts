@@ -68,6 +68,8 @@ export async function* readEvents(
   // whole, as the same body labelled `application/json` is; fed to the
   // decoder it was dropped, and the call asked again: "no answer".
   let firstSeen = false
+  // How much of a UTF-8 byte order mark the body started with (3: all, or none to come).
+  let bomMatched = 0
   let held: Uint8Array[] | undefined
   let heldBytes = 0
   const decoder = new SseDecoder()
@@ -133,10 +135,23 @@ export async function* readEvents(
       }
       let chunk = next.value
       if (!firstSeen && whole !== undefined) {
-        const at = firstNonBlank(chunk, readBytes === 0 && heldBytes === 0)
+        // A BOM's bytes skipped as they come, a chunk cut inside it too.
+        let from = 0
+        while (bomMatched < 3 && from < chunk.length && chunk[from] === UTF8_BOM[bomMatched]) {
+          bomMatched++
+          from++
+        }
+        if (from < chunk.length) bomMatched = 3
+        const at = firstNonBlank(chunk, from)
         if (at !== -1) {
           firstSeen = true
-          if (chunk[at] === 0x7b || chunk[at] === 0x5b) held = []
+          if (chunk[at] === 0x7b || chunk[at] === 0x5b) {
+            held = []
+            // From the JSON's first byte: what came before is blank, or the
+            // rest of a BOM cut across chunks (decoded, its last byte alone
+            // was a U+FFFD before the JSON).
+            chunk = chunk.subarray(at)
+          }
         }
       }
       if (held !== undefined && whole !== undefined) {
@@ -267,10 +282,11 @@ export interface WholeBody {
   answer(text: string): AsyncIterable<StreamEvent>
 }
 
-/** Index of the first byte that is not JSON whitespace (nor, at the start, a UTF-8 BOM); -1 when none. */
-function firstNonBlank(chunk: Uint8Array, atStart: boolean): number {
-  let i = atStart && chunk[0] === 0xef && chunk[1] === 0xbb && chunk[2] === 0xbf ? 3 : 0
-  for (; i < chunk.length; i++) {
+const UTF8_BOM = [0xef, 0xbb, 0xbf] as const
+
+/** Index of the first byte from `from` on that is not JSON whitespace; -1 when none. */
+function firstNonBlank(chunk: Uint8Array, from: number): number {
+  for (let i = from; i < chunk.length; i++) {
     const c = chunk[i]
     if (c !== 0x20 && c !== 0x0a && c !== 0x0d && c !== 0x09) return i
   }

@@ -1,6 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { afterEach, describe, expect, it } from 'vitest'
+import type { SendOptions } from '../../src/adapters/ModelAdapter.js'
 import { openAICompatible } from '../../src/adapters/openAICompatible.js'
+import { readEvents } from '../../src/adapters/readEvents.js'
 import { callModel } from '../../src/call/callModel.js'
 import { isProviderError } from '../../src/errors/ProviderError.js'
 import { FAST_RETRIES, useFakes, user } from '../call/support/fakes.js'
@@ -90,5 +92,45 @@ describe('JSON under a stream’s Content-Type', () => {
     for await (const event of stream) if (event.type === 'text') text += event.text
     expect(text).toBe('hello')
     expect(server.requests()).toBe(1)
+  })
+
+  it('a BOM cut across chunks still leads to the JSON behind it', async () => {
+    // The reader sees the body as the network cut it: EF, then BB BF {…}.
+    // Judged on its first chunk alone, EF was "no `{`": read as SSE, no event.
+    const bytes = Buffer.from(`\ufeff${WHOLE}`)
+    const chunks = [bytes.subarray(0, 1), bytes.subarray(1, 2), bytes.subarray(2)]
+    const body = {
+      async *[Symbol.asyncIterator]() {
+        yield* chunks
+      },
+      destroy() {},
+    }
+    const signal = new AbortController().signal
+    const send: SendOptions = {
+      apiKey: undefined,
+      idempotencyKey: 'k',
+      signal,
+      deadline: undefined,
+    }
+    const seen: string[] = []
+    const events = readEvents(
+      body,
+      { createStreamParser: () => ({ feed: () => [], end: () => [] }) as never },
+      send,
+      { provider: 'openai', model: 'm', signal, deadline: undefined },
+      1 << 20,
+      {
+        limitBytes: 1 << 20,
+        tooLarge: () => new Error('too large') as never,
+        answer: (text) => {
+          seen.push(text)
+          return (async function* () {})()
+        },
+      },
+    )
+    for await (const _ of events) {
+      // read to the end
+    }
+    expect(seen.map((text) => JSON.parse(text).id)).toEqual(['c1'])
   })
 })
