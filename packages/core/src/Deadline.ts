@@ -721,8 +721,8 @@ export class Deadline {
 
   /**
    * Expires this deadline alone; true when its children are to expire after
-   * it (`#expire` walks them: under an enforcing one they are due too, under
-   * an observe-only one each expires as its own time says).
+   * it (`#expire` walks them: a child never outlives its parent, so they are
+   * due too, under an observe-only parent as under an enforcing one).
    */
   #expireSelf(): boolean {
     if (this.#state !== 'live' || this.#disposed) return false

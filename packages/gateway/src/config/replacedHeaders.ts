@@ -8,8 +8,9 @@ import { dialects } from '../llm.js'
  * the value it writes, compared in any letter case (a media type, a
  * content coding: HTTP compares them so). `undefined` where the value is
  * not the same on every request — `accept` (`application/json` unstreamed,
- * `text/event-stream` streamed), the call's idempotency key (one per call, the same on each attempt) —, so that
- * any configured value is replaced on some request.
+ * `text/event-stream` streamed), the call's idempotency key (one per call,
+ * the same on each of its attempts) —, so that any configured value is
+ * replaced on some request.
  */
 const ADAPTER_HEADERS: Readonly<Record<string, string | undefined>> = {
   'content-type': 'application/json',
