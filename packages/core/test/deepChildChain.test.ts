@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest'
 // A chain of nested children (each made under the one before, as a recursive
 // step that makes a child of `currentDeadline()` does) ends as a flat family
 // does: every deadline in it, whatever the depth, and nothing thrown.
-const DEPTH = 20_000
+const DEPTH = 10_000
 
 function chain(root: Deadline): Deadline[] {
   const all = [root]

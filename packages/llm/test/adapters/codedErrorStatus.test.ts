@@ -30,7 +30,7 @@ it.each([
       res.writeHead(429, {
         'content-type': 'application/json',
         'content-encoding': 'gzip',
-        'retry-after': '1',
+        'retry-after': '0',
       })
       res.end(body)
     })
