@@ -1,6 +1,5 @@
-import { once } from 'node:events'
-import { createServer } from 'node:net'
 import { Deadline, isDeadlineExceeded, ManualClock } from '@hourglass/core'
+import { closedPort } from '@hourglass/testkit'
 import { Queue } from 'bullmq'
 import { afterEach, expect, it } from 'vitest'
 import { addWithDeadline } from '../src/index.js'
@@ -16,16 +15,6 @@ const queues: Queue[] = []
 afterEach(async () => {
   for (const queue of queues.splice(0)) await queue.close().catch(() => {})
 })
-
-/** A loopback port nothing listens on. */
-async function closedPort(): Promise<number> {
-  const server = createServer().listen(0, '127.0.0.1')
-  await once(server, 'listening')
-  const { port } = server.address() as { port: number }
-  server.close()
-  await once(server, 'close')
-  return port
-}
 
 it('a queue that has never reached Redis does not hold the producer past its deadline', async () => {
   const connection = { host: '127.0.0.1', port: await closedPort(), maxRetriesPerRequest: null }

@@ -1,8 +1,5 @@
-import { once } from 'node:events'
-import type { AddressInfo } from 'node:net'
-import { createServer } from 'node:net'
 import type { Clock } from '@hourglass/core'
-import { type FaultServer, faultServer } from '@hourglass/testkit'
+import { closedPort, type FaultServer, faultServer } from '@hourglass/testkit'
 import { Agent, request } from 'undici'
 import { describe, expect, it } from 'vitest'
 import { createConnector, createFetch, deadlineInterceptor } from '../src/index.js'
@@ -36,15 +33,6 @@ function interceptor() {
   const base = new Agent({ connect: createConnector() })
   cleanup.keep(base)
   return base.compose(deadlineInterceptor({ retry: false }))
-}
-/** A port nothing listens on: a connect to it is refused at once. */
-async function closedPort(): Promise<number> {
-  const server = createServer().listen(0, '127.0.0.1')
-  await once(server, 'listening')
-  const { port } = server.address() as AddressInfo
-  server.close()
-  await once(server, 'close')
-  return port
 }
 const closeThenAnswer = (_req: unknown, index: number) =>
   index === 0 ? ({ type: 'close' } as const) : ({ type: 'respond', body: 'second' } as const)

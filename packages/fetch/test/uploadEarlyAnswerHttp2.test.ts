@@ -10,6 +10,7 @@ import {
 import type { AddressInfo } from 'node:net'
 import type { Readable } from 'node:stream'
 import { finished } from 'node:stream/promises'
+import { closedPort } from '@hourglass/testkit'
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import { createFetch, type HourglassFetch } from '../src/index.js'
 
@@ -41,10 +42,9 @@ beforeAll(async () => {
   })
   await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve))
   const base = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`
-  const closed = createServer()
-  await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve))
-  down = `http://127.0.0.1:${(closed.address() as AddressInfo).port}/`
-  await new Promise<void>((resolve) => closed.close(() => resolve()))
+  // Not a port a server just released: another file's listen(0) took one
+  // (its answer failed to parse, an HTTPParserError where ConnectError was due).
+  down = `http://127.0.0.1:${await closedPort()}/`
   fetch = createFetch()
   proxy = createHttp2Server(async (req, res) => {
     if (req.method === 'GET') {

@@ -1,8 +1,7 @@
-import { once } from 'node:events'
-import { createServer } from 'node:net'
 import type { HourglassChannel } from '@hourglass/core'
 import { callModel, type LlmAttemptMessage, llmChannels, openAICompatible } from '@hourglass/llm'
 import { instrumentDeadlines, type StopInstrumentation } from '@hourglass/otel'
+import { closedPort } from '@hourglass/testkit'
 import { context, type Span, SpanStatusCode, trace } from '@opentelemetry/api'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { setupOtel, spanNamed } from './helpers/otel.js'
@@ -36,17 +35,6 @@ const publish = <T>(channel: HourglassChannel<T>, message: T) => channel.publish
 function inSpan(name: string, fn: (span: Span) => void): void {
   const span = otel.tracer.startSpan(name)
   context.with(trace.setSpan(context.active(), span), () => fn(span))
-}
-
-/** A loopback port nothing listens on: one the OS gave a server just closed. */
-async function closedPort(): Promise<number> {
-  const server = createServer()
-  server.listen(0, '127.0.0.1')
-  await once(server, 'listening')
-  const address = server.address()
-  if (address === null || typeof address === 'string') throw new Error('no port')
-  await new Promise((resolve) => server.close(resolve))
-  return address.port
 }
 
 const attempt = (extra: Partial<LlmAttemptMessage>): LlmAttemptMessage => ({

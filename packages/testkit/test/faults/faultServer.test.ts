@@ -240,6 +240,10 @@ describe('faultServer', () => {
 describe('closedPort and tcpFaultServer', () => {
   it('closedPort: connecting is refused at once', async () => {
     const port = await closedPort()
+    // Below the ephemeral range, which every listen(0) of a test draws from:
+    // a port a server had just released was the next one's to take.
+    expect(port).toBeGreaterThanOrEqual(20_000)
+    expect(port).toBeLessThan(30_000)
     const error = await new Promise<NodeJS.ErrnoException>((resolve) =>
       connect(port, '127.0.0.1').on('error', resolve),
     )
