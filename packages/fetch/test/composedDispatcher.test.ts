@@ -1,7 +1,8 @@
 import { once } from 'node:events'
 import { createServer, type Server } from 'node:http'
-import { type AddressInfo, createServer as createTcpServer } from 'node:net'
+import type { AddressInfo } from 'node:net'
 import { Deadline } from '@hourglass/core'
+import { closedPort } from '@hourglass/testkit'
 import { Agent, request } from 'undici'
 import { afterEach, describe, expect, it } from 'vitest'
 import { createFetch, deadlineInterceptor } from '../src/index.js'
@@ -79,12 +80,7 @@ describe('a dispatcher already composed with deadlineInterceptor', () => {
   })
 
   it('given to createFetch: a POST whose connect fails fast is retried once, as through a plain Agent (it was read as a failed redirect)', async () => {
-    const closed = createTcpServer()
-    closed.listen(0, '127.0.0.1')
-    await once(closed, 'listening')
-    const port = (closed.address() as AddressInfo).port
-    closed.close()
-    await once(closed, 'close')
+    const port = await closedPort()
     // Both layers measure on a clock that stands still (real timers): the
     // refused connect is fast, as on an idle box. In real time a loaded box
     // can report it 50 ms or more after the connect began: slow, never

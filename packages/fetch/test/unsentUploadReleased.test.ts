@@ -1,6 +1,7 @@
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { Readable } from 'node:stream'
+import { closedPort } from '@hourglass/testkit'
 import { fetch as undiciFetch } from 'undici'
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import { createFetch, type HourglassFetch, isConnectError } from '../src/index.js'
@@ -79,11 +80,9 @@ it('a Node stream body under a signal already aborted is destroyed, not left ope
 })
 
 it('a Node stream body of a call whose connect is refused is destroyed, as the README says', async () => {
-  // A port nothing listens on: the server's, once closed.
-  const closed = createServer()
-  await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve))
-  const port = (closed.address() as AddressInfo).port
-  await new Promise<void>((resolve) => closed.close(() => resolve()))
+  // A port nothing listens on (not one a server just released: another
+  // file's listen(0) may take it).
+  const port = await closedPort()
   const body = Readable.from(
     (function* () {
       for (;;) yield Buffer.alloc(8)
@@ -99,10 +98,7 @@ it('a Node stream body of a call whose connect is refused is destroyed, as the R
 
 it("a proxy's upload (body: req) to an upstream that is down: the request is read out and dropped, its socket kept for the handler's answer", async () => {
   // A port nothing listens on.
-  const closed = createServer()
-  await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve))
-  const upstream = `http://127.0.0.1:${(closed.address() as AddressInfo).port}/`
-  await new Promise<void>((resolve) => closed.close(() => resolve()))
+  const upstream = `http://127.0.0.1:${await closedPort()}/`
   let uploadCut: boolean | undefined
   const proxy = createServer(async (req, res) => {
     try {

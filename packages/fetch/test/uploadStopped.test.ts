@@ -2,6 +2,7 @@ import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { Readable } from 'node:stream'
 import { ClientClosedError, Deadline } from '@hourglass/core'
+import { closedPort } from '@hourglass/testkit'
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import { createFetch, type HourglassFetch } from '../src/index.js'
 import { rejection } from './helpers.js'
@@ -222,10 +223,7 @@ it('a stream upload that completes is read to its end and answered as before', a
 })
 
 it('a stream not read yet is cancelled when the connect is refused: undici’s fetch left it locked for good, its source open', async () => {
-  const closed = createServer()
-  await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve))
-  const { port } = closed.address() as AddressInfo
-  await new Promise<void>((resolve) => closed.close(() => resolve()))
+  const port = await closedPort()
   let cancelled: unknown
   const body = new ReadableStream<Uint8Array>({
     start(controller) {
