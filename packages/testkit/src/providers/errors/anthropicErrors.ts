@@ -105,6 +105,11 @@ export const anthropicErrors = {
     refuseUnknownOptions(options, ['retryAfterS', 'limit'], 'anthropicErrors.rateLimited()')
     const retryAfterS = options.retryAfterS ?? 1
     const limit = options.limit ?? 'requests'
+    if (!Object.hasOwn(RATE_LIMITS, limit)) {
+      throw new TypeError(
+        `anthropicErrors.rateLimited(): limit must be one of ${Object.keys(RATE_LIMITS).join(', ')}, got ${String(limit)}`,
+      )
+    }
     // Stamped again from the fake's clock when the reply is sent (RESET_AFTER_S);
     // the system clock's time here serves a reply used outside a fake.
     const reset = rfc3339Reset(Date.now(), retryAfterS)

@@ -21,6 +21,11 @@ export const doubaoErrors = {
   rateLimited(
     which: 'EndpointRPMExceeded' | 'EndpointTPMExceeded' = 'EndpointRPMExceeded',
   ): ErrorReply {
+    if (which !== 'EndpointRPMExceeded' && which !== 'EndpointTPMExceeded') {
+      throw new TypeError(
+        `doubaoErrors.rateLimited: which must be 'EndpointRPMExceeded' or 'EndpointTPMExceeded', got ${String(which)}`,
+      )
+    }
     // The table's wording: "The Requests Per Minute (RPM) limit of the
     // associated endpoint for your account has been exceeded. Request ID: {id}".
     const unit =

@@ -64,6 +64,11 @@ export const ERNIE_V2_REFUSALS = {
 export const ernieErrors = {
   /** HTTP 200 with `{"error_code":336501,"error_msg":"Rate limit reached for RPM"}` (or tpm/qps/daily). */
   rateLimited(which: keyof typeof ERNIE_ERROR_CODES = 'rpm'): ErrorReply {
+    if (!Object.hasOwn(ERNIE_ERROR_CODES, which)) {
+      throw new TypeError(
+        `ernieErrors.rateLimited: which must be one of ${Object.keys(ERNIE_ERROR_CODES).join(', ')}, got ${String(which)}`,
+      )
+    }
     return {
       kind: 'error',
       status: 200,
@@ -77,6 +82,11 @@ export const ernieErrors = {
    * `rateLimited` is the legacy v1 (wenxinworkshop) spelling, sent with a 200.
    */
   v2RateLimited(which: keyof typeof ERNIE_V2_RATE_LIMITS = 'rpm'): ErrorReply {
+    if (!Object.hasOwn(ERNIE_V2_RATE_LIMITS, which)) {
+      throw new TypeError(
+        `ernieErrors.v2RateLimited: which must be one of ${Object.keys(ERNIE_V2_RATE_LIMITS).join(', ')}, got ${String(which)}`,
+      )
+    }
     return {
       kind: 'error',
       status: 429,

@@ -28,6 +28,11 @@ export const openAIErrors = {
       ['retryAfterS', 'retryAfterMs', 'limit'],
       'openAIErrors.rateLimited()',
     )
+    if (options.limit !== undefined && options.limit !== 'requests' && options.limit !== 'tokens') {
+      throw new TypeError(
+        `openAIErrors.rateLimited(): limit must be 'requests' or 'tokens', got ${String(options.limit)}`,
+      )
+    }
     // One wait named everywhere: `retry-after-ms` alone sets the reset too
     // (a reset of 1 s beside `retry-after-ms: 200` described two limits).
     const waitS =
