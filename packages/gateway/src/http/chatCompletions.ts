@@ -471,5 +471,17 @@ function newHandlerDeadline(
     // Mounted without deadline(): the config's default budget, on our own.
     return Deadline.after(ctx.config.deadline.defaultMs - ctx.replyReserveMs, { clock: ctx.clock })
   }
+  if (parent.observe) {
+    // The app's deadline() ahead of the router owns the request, in dark
+    // mode: it enforces nothing, and a child of it inherited `observe` — a
+    // hung provider was never cut, not at the gateway's own `defaultMs`
+    // either. The config's default budget, as mounted without one, still
+    // ended by the request's cancel (the client left, a drain): an
+    // observe-only deadline's signal aborts only then.
+    return Deadline.after(ctx.config.deadline.defaultMs - ctx.replyReserveMs, {
+      clock: ctx.clock,
+      signal: parent.signal,
+    })
+  }
   return parent.child(Math.max(0, parent.remaining() - ctx.replyReserveMs))
 }
