@@ -1,8 +1,8 @@
-import { type Clock, type Deadline, systemClock, untilEnded } from '@hourglass/core'
+import { type Clock, type Deadline, expiryError, systemClock, untilEnded } from '@hourglass/core'
 import type { ModelAdapter, SendOptions, SendResult } from '../adapters/ModelAdapter.js'
 import { END_GRACE_MS } from '../adapters/readEvents.js'
 import { ProviderError } from '../errors/ProviderError.js'
-import { malformedReply } from '../errors/ProviderReplyError.js'
+import { malformedReply, ProviderReplyError } from '../errors/ProviderReplyError.js'
 import { StreamInterruptedError } from '../errors/StreamInterruptedError.js'
 import type { ChatRequest, StreamEvent, Usage } from '../types.js'
 import type { StreamSink } from './ModelStream.js'
@@ -284,12 +284,33 @@ export async function streamAttempt(options: StreamAttemptOptions): Promise<Send
       provider: adapter.name,
       partialText: collector.text(),
       partialContent: collector.partialContent(),
-      cause: thrown,
+      cause: hopDeadline(thrown, options.send.deadline) ?? thrown,
     })
   } finally {
     stopTimer()
     stopGrace()
   }
+}
+
+/**
+ * An Hourglass hop behind this URL (@hourglass/gateway) ends a started
+ * stream whose budget — the one this attempt sent it — ran out with an
+ * error event coded `deadline_exceeded`: this call's deadline, told early
+ * (the hop ends within its reserves of the end), as a 504 with
+ * `x-deadline-expired: 1` is read before a stream starts (createAdapter).
+ * Read as the provider's server_error, a gateway in front answered
+ * `stream_interrupted` and counted a provider failure. Only under an
+ * enforcing deadline of this call's.
+ */
+function hopDeadline(thrown: unknown, deadline: Deadline | undefined): Error | undefined {
+  if (deadline === undefined || deadline.observe) return undefined
+  const code =
+    thrown instanceof ProviderError
+      ? thrown.providerCode
+      : thrown instanceof ProviderReplyError
+        ? thrown.error.providerCode
+        : undefined
+  return code === 'deadline_exceeded' ? expiryError(deadline) : undefined
 }
 
 function isEmptyDelta(event: StreamEvent): boolean {
