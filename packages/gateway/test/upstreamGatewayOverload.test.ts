@@ -25,24 +25,44 @@ describe('a gateway behind a gateway: one route overloaded', () => {
       body: JSON.stringify({ model, messages: [{ role: 'user', content: 'x' }] }),
     })
 
-  it('the inner gateway marks its overload as its route’s, and the outer one keeps sending the healthy route', async () => {
-    const px = await fakeProvider('anthropic', ['k'])
+  /**
+   * px serves model x (answering `failure`), py model y (answering text),
+   * behind the inner gateway; the outer one's only provider, b, is the
+   * inner gateway, with `outerModels` routed through it.
+   */
+  const twoGateways = async (
+    pxDialect: 'anthropic' | 'openai',
+    failure: Parameters<FakeProvider['setReply']>[0],
+    outerModels: Record<string, unknown>,
+    policy?: { max529Retries: number },
+  ) => {
+    const px = await fakeProvider(pxDialect, ['k'])
     const py = await fakeProvider('openai', ['k'])
     fakes.push(px.fake, py.fake)
-    px.fake.setReply(anthropicErrors.overloaded())
+    px.fake.setReply(failure)
     py.fake.setReply(reply.text('from y'))
     const inner = await startHarness({
       providers: { px: px.entry, py: py.entry },
-      models: { x: fallback(['px', 'claude']), y: fallback(['py', 'gpt']) },
-      policy: { max529Retries: 0 },
+      models: { x: fallback(['px', 'gpt-x']), y: fallback(['py', 'gpt-y']) },
+      ...(policy === undefined ? {} : { policy }),
     })
     harnesses.push(inner)
     const outer = await startHarness({
       providers: { b: { dialect: 'openai', baseURL: `${inner.url}/v1`, apiKeys: ['k2'] } },
-      models: { x: fallback(['b', 'x']), y: fallback(['b', 'y']) },
-      policy: { max529Retries: 0 },
+      models: outerModels,
+      ...(policy === undefined ? {} : { policy }),
     })
     harnesses.push(outer)
+    return { px, py, inner, outer }
+  }
+
+  it('the inner gateway marks its overload as its route’s, and the outer one keeps sending the healthy route', async () => {
+    const { px, py, inner, outer } = await twoGateways(
+      'anthropic',
+      anthropicErrors.overloaded(),
+      { x: fallback(['b', 'x']), y: fallback(['b', 'y']) },
+      { max529Retries: 0 },
+    )
 
     const x = await post(outer.url, 'x')
     expect(x.status).toBe(503)
@@ -62,23 +82,12 @@ describe('a gateway behind a gateway: one route overloaded', () => {
   })
 
   it('a fallback to another model of the same inner gateway is sent when the first model is overloaded', async () => {
-    const px = await fakeProvider('anthropic', ['k'])
-    const py = await fakeProvider('openai', ['k'])
-    fakes.push(px.fake, py.fake)
-    px.fake.setReply(anthropicErrors.overloaded())
-    py.fake.setReply(reply.text('from y'))
-    const inner = await startHarness({
-      providers: { px: px.entry, py: py.entry },
-      models: { x: fallback(['px', 'claude']), y: fallback(['py', 'gpt']) },
-      policy: { max529Retries: 0 },
-    })
-    harnesses.push(inner)
-    const outer = await startHarness({
-      providers: { b: { dialect: 'openai', baseURL: `${inner.url}/v1`, apiKeys: ['k2'] } },
-      models: { x: fallback(['b', 'x'], ['b', 'y']) },
-      policy: { max529Retries: 0 },
-    })
-    harnesses.push(outer)
+    const { px, py, outer } = await twoGateways(
+      'anthropic',
+      anthropicErrors.overloaded(),
+      { x: fallback(['b', 'x'], ['b', 'y']) },
+      { max529Retries: 0 },
+    )
     // Before: 503 "no provider could answer (b/x: overloaded; b: overloaded)", y never asked.
     const res = await post(outer.url, 'x')
     expect(res.status).toBe(200)
@@ -87,21 +96,10 @@ describe('a gateway behind a gateway: one route overloaded', () => {
   })
 
   it('one model’s spent quota at the inner gateway retires that model at the outer one, not the key', async () => {
-    const px = await fakeProvider('openai', ['k'])
-    const py = await fakeProvider('openai', ['k'])
-    fakes.push(px.fake, py.fake)
-    px.fake.setReply(openAIErrors.insufficientQuota())
-    py.fake.setReply(reply.text('from y'))
-    const inner = await startHarness({
-      providers: { px: px.entry, py: py.entry },
-      models: { x: fallback(['px', 'gpt-x']), y: fallback(['py', 'gpt-y']) },
+    const { py, outer } = await twoGateways('openai', openAIErrors.insufficientQuota(), {
+      x: fallback(['b', 'x']),
+      y: fallback(['b', 'y']),
     })
-    harnesses.push(inner)
-    const outer = await startHarness({
-      providers: { b: { dialect: 'openai', baseURL: `${inner.url}/v1`, apiKeys: ['k2'] } },
-      models: { x: fallback(['b', 'x']), y: fallback(['b', 'y']) },
-    })
-    harnesses.push(outer)
     const x = await post(outer.url, 'x')
     expect(x.status).toBe(429)
     expect(x.headers.get('x-hourglass-cooldown-scope')).toBe('model')

@@ -46,7 +46,7 @@ describe('an error builder given a limit it does not know', () => {
     [
       'openAIErrors.rateLimited',
       () => openAIErrors.rateLimited({ limit: 'token' as 'tokens' }),
-      /'requests' or 'tokens', got token/,
+      /limit must be one of requests, tokens, got token/,
     ],
   ])('%s throws a TypeError naming the values it takes', (_name, build, message) => {
     expect(build).toThrow(TypeError)

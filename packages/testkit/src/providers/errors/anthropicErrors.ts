@@ -1,5 +1,6 @@
 import { refuseUnknownOptions } from '@hourglass/core'
 import type { ErrorReply, TextReply } from '../types.js'
+import { refuseUnknown } from './refuseUnknown.js'
 import { RESET_AFTER_S, rfc3339Reset } from './resetAfterS.js'
 
 /**
@@ -105,11 +106,7 @@ export const anthropicErrors = {
     refuseUnknownOptions(options, ['retryAfterS', 'limit'], 'anthropicErrors.rateLimited()')
     const retryAfterS = options.retryAfterS ?? 1
     const limit = options.limit ?? 'requests'
-    if (!Object.hasOwn(RATE_LIMITS, limit)) {
-      throw new TypeError(
-        `anthropicErrors.rateLimited(): limit must be one of ${Object.keys(RATE_LIMITS).join(', ')}, got ${String(limit)}`,
-      )
-    }
+    refuseUnknown('anthropicErrors.rateLimited()', 'limit', RATE_LIMITS, limit)
     // Stamped again from the fake's clock when the reply is sent (RESET_AFTER_S);
     // the system clock's time here serves a reply used outside a fake.
     const reset = rfc3339Reset(Date.now(), retryAfterS)

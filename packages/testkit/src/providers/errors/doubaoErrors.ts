@@ -1,4 +1,5 @@
 import type { ErrorReply } from '../types.js'
+import { refuseUnknown } from './refuseUnknown.js'
 
 const error = (status: number, code: string, message: string, type: string): ErrorReply => ({
   kind: 'error',
@@ -21,11 +22,12 @@ export const doubaoErrors = {
   rateLimited(
     which: 'EndpointRPMExceeded' | 'EndpointTPMExceeded' = 'EndpointRPMExceeded',
   ): ErrorReply {
-    if (which !== 'EndpointRPMExceeded' && which !== 'EndpointTPMExceeded') {
-      throw new TypeError(
-        `doubaoErrors.rateLimited: which must be 'EndpointRPMExceeded' or 'EndpointTPMExceeded', got ${String(which)}`,
-      )
-    }
+    refuseUnknown(
+      'doubaoErrors.rateLimited',
+      'which',
+      ['EndpointRPMExceeded', 'EndpointTPMExceeded'],
+      which,
+    )
     // The table's wording: "The Requests Per Minute (RPM) limit of the
     // associated endpoint for your account has been exceeded. Request ID: {id}".
     const unit =

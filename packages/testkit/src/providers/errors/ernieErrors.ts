@@ -1,4 +1,5 @@
 import type { ErrorReply } from '../types.js'
+import { refuseUnknown } from './refuseUnknown.js'
 
 /** Baidu ERNIE (Qianfan legacy v1 API) rate-limit codes, sent inside HTTP 200 bodies. */
 export const ERNIE_ERROR_CODES = {
@@ -64,11 +65,7 @@ export const ERNIE_V2_REFUSALS = {
 export const ernieErrors = {
   /** HTTP 200 with `{"error_code":336501,"error_msg":"Rate limit reached for RPM"}` (or tpm/qps/daily). */
   rateLimited(which: keyof typeof ERNIE_ERROR_CODES = 'rpm'): ErrorReply {
-    if (!Object.hasOwn(ERNIE_ERROR_CODES, which)) {
-      throw new TypeError(
-        `ernieErrors.rateLimited: which must be one of ${Object.keys(ERNIE_ERROR_CODES).join(', ')}, got ${String(which)}`,
-      )
-    }
+    refuseUnknown('ernieErrors.rateLimited', 'which', ERNIE_ERROR_CODES, which)
     return {
       kind: 'error',
       status: 200,
@@ -82,11 +79,7 @@ export const ernieErrors = {
    * `rateLimited` is the legacy v1 (wenxinworkshop) spelling, sent with a 200.
    */
   v2RateLimited(which: keyof typeof ERNIE_V2_RATE_LIMITS = 'rpm'): ErrorReply {
-    if (!Object.hasOwn(ERNIE_V2_RATE_LIMITS, which)) {
-      throw new TypeError(
-        `ernieErrors.v2RateLimited: which must be one of ${Object.keys(ERNIE_V2_RATE_LIMITS).join(', ')}, got ${String(which)}`,
-      )
-    }
+    refuseUnknown('ernieErrors.v2RateLimited', 'which', ERNIE_V2_RATE_LIMITS, which)
     return {
       kind: 'error',
       status: 429,
@@ -105,11 +98,7 @@ export const ernieErrors = {
    * "unsafe_request"},"id":"as-…"}` (see `ERNIE_V2_REFUSALS`).
    */
   v2Refused(code: keyof typeof ERNIE_V2_REFUSALS = 'system_unsafe'): ErrorReply {
-    if (!Object.hasOwn(ERNIE_V2_REFUSALS, code)) {
-      throw new TypeError(
-        `ernieErrors.v2Refused: code must be one of ${Object.keys(ERNIE_V2_REFUSALS).join(', ')}, got ${String(code)}`,
-      )
-    }
+    refuseUnknown('ernieErrors.v2Refused', 'code', ERNIE_V2_REFUSALS, code)
     const { status, type, message } = ERNIE_V2_REFUSALS[code]
     return {
       kind: 'error',

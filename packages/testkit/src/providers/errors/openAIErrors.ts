@@ -1,5 +1,6 @@
 import { refuseUnknownOptions } from '@hourglass/core'
 import type { ErrorReply } from '../types.js'
+import { refuseUnknown } from './refuseUnknown.js'
 
 const error = (status: number, body: object, headers: Record<string, string> = {}): ErrorReply => ({
   kind: 'error',
@@ -28,10 +29,8 @@ export const openAIErrors = {
       ['retryAfterS', 'retryAfterMs', 'limit'],
       'openAIErrors.rateLimited()',
     )
-    if (options.limit !== undefined && options.limit !== 'requests' && options.limit !== 'tokens') {
-      throw new TypeError(
-        `openAIErrors.rateLimited(): limit must be 'requests' or 'tokens', got ${String(options.limit)}`,
-      )
+    if (options.limit !== undefined) {
+      refuseUnknown('openAIErrors.rateLimited()', 'limit', ['requests', 'tokens'], options.limit)
     }
     // One wait named everywhere: `retry-after-ms` alone sets the reset too
     // (a reset of 1 s beside `retry-after-ms: 200` described two limits).

@@ -1,5 +1,6 @@
 import { refuseUnknownOptions } from '@hourglass/core'
 import type { ErrorReply, TextReply } from '../types.js'
+import { refuseUnknown } from './refuseUnknown.js'
 
 /** DashScope's throttling codes and their documented messages. */
 export const QWEN_THROTTLING_MESSAGES = {
@@ -136,11 +137,7 @@ export const qwenErrors = {
       | 'AccessDenied'
       | 'Model.AccessDenied' = 'AccessDenied.Unpurchased',
   ): ErrorReply {
-    if (!Object.hasOwn(MODEL_ACCESS_MESSAGES, code)) {
-      throw new TypeError(
-        `qwenErrors.modelAccessDenied: code must be one of ${Object.keys(MODEL_ACCESS_MESSAGES).join(', ')}, got ${String(code)}`,
-      )
-    }
+    refuseUnknown('qwenErrors.modelAccessDenied', 'code', MODEL_ACCESS_MESSAGES, code)
     return {
       kind: 'error',
       status: 403,
