@@ -329,6 +329,14 @@ export class Deadline {
   #lastRunStarted = 0
 
   private constructor(budgetMs: number, options: DeadlineOptions) {
+    // Private to TypeScript only: from JavaScript, `new Deadline(5000)` threw
+    // "Cannot read properties of undefined (reading 'parent')", naming
+    // neither the mistake nor the way to make one.
+    if (typeof options !== 'object' || options === null) {
+      throw new TypeError(
+        `Deadline: make one with Deadline.after(ms, options?) or Deadline.never(options?); the constructor is not public (got new Deadline(${describeValue(budgetMs)}))`,
+      )
+    }
     // `null` is none, as for every other option here: kept as the parent,
     // it crashed reading its expiry ("Cannot read properties of null") —
     // `Deadline.after(ms, { parent: req.deadline ?? null })` made nothing.
