@@ -3,6 +3,7 @@ import { anthropicErrors } from '../../src/providers/errors/anthropicErrors.js'
 import { doubaoErrors } from '../../src/providers/errors/doubaoErrors.js'
 import { ernieErrors } from '../../src/providers/errors/ernieErrors.js'
 import { openAIErrors } from '../../src/providers/errors/openAIErrors.js'
+import { qwenErrors } from '../../src/providers/errors/qwenErrors.js'
 
 // A limit the builder does not know scripted something else, silently:
 // `ernieErrors.rateLimited('RPM')` answered a 200 `{"id":…}` — no error at
@@ -48,6 +49,22 @@ describe('an error builder given a limit it does not know', () => {
       () => openAIErrors.rateLimited({ limit: 'token' as 'tokens' }),
       /limit must be one of requests, tokens, got token/,
     ],
+    // A code Model Studio does not send answered a body with no message.
+    [
+      'qwenErrors.throttling',
+      () => qwenErrors.throttling('Throttling.X' as 'Throttling'),
+      /qwenErrors\.throttling\(\): code must be one of Throttling, Throttling\.RateQuota, Throttling\.AllocationQuota, got Throttling\.X/,
+    ],
+    [
+      'qwenErrors.throttlingIn200',
+      () => qwenErrors.throttlingIn200('rate' as 'Throttling'),
+      /got rate/,
+    ],
+    [
+      'qwenErrors.throttlingInStream',
+      () => qwenErrors.throttlingInStream({ code: 'toString' as 'Throttling' }),
+      /got toString/,
+    ],
   ])('%s throws a TypeError naming the values it takes', (_name, build, message) => {
     expect(build).toThrow(TypeError)
     expect(build).toThrow(message)
@@ -65,5 +82,69 @@ describe('an error builder given a limit it does not know', () => {
     }
     expect(openAIErrors.rateLimited({ limit: 'requests' }).status).toBe(429)
     expect(openAIErrors.rateLimited({ limit: 'tokens' }).status).toBe(429)
+    for (const code of [
+      'Throttling',
+      'Throttling.RateQuota',
+      'Throttling.AllocationQuota',
+    ] as const) {
+      expect(qwenErrors.throttling(code).body).toMatchObject({ code, message: expect.any(String) })
+      expect(qwenErrors.throttlingIn200(code).status).toBe(200)
+      expect(qwenErrors.throttlingInStream({ code }).kind).toBe('text')
+    }
+  })
+})
+
+// A wait that is not a finite number ≥ 0 was written as it came: NaN
+// scripted `retry-after: NaN` and OpenAI's reset "in NaNs" (a client reads
+// no wait), Anthropic's reset threw "Invalid time value" from toISOString
+// far from the call, and '5' (a string from a table) was concatenated.
+describe('an error builder given a wait that is not one', () => {
+  it.each([
+    [
+      'openAIErrors.rateLimited retryAfterS NaN',
+      () => openAIErrors.rateLimited({ retryAfterS: Number.NaN }),
+      RangeError,
+      'openAIErrors.rateLimited(): retryAfterS must be a finite number ≥ 0, got NaN',
+    ],
+    [
+      'openAIErrors.rateLimited retryAfterMs -1',
+      () => openAIErrors.rateLimited({ retryAfterMs: -1 }),
+      RangeError,
+      'openAIErrors.rateLimited(): retryAfterMs must be a finite number ≥ 0, got -1',
+    ],
+    [
+      'openAIErrors.rateLimited retryAfterS string',
+      () => openAIErrors.rateLimited({ retryAfterS: '5' as never }),
+      TypeError,
+      /retryAfterS must be a finite number ≥ 0, got '5'/,
+    ],
+    [
+      'anthropicErrors.rateLimited retryAfterS NaN',
+      () => anthropicErrors.rateLimited({ retryAfterS: Number.NaN }),
+      RangeError,
+      'anthropicErrors.rateLimited(): retryAfterS must be a finite number ≥ 0, got NaN',
+    ],
+    [
+      'anthropicErrors.rateLimited retryAfterS Infinity',
+      () => anthropicErrors.rateLimited({ retryAfterS: Number.POSITIVE_INFINITY }),
+      RangeError,
+      /got Infinity/,
+    ],
+    [
+      'anthropicErrors.monthlySpendLimit retryAfterS -5',
+      () => anthropicErrors.monthlySpendLimit({ retryAfterS: -5 }),
+      RangeError,
+      /monthlySpendLimit\(\): retryAfterS must be a finite number ≥ 0, got -5/,
+    ],
+  ])('%s throws naming the builder and the option', (_name, build, type, message) => {
+    expect(build).toThrow(type)
+    expect(build).toThrow(message)
+  })
+
+  it('still builds the waits the docs name, 0 included', () => {
+    expect(openAIErrors.rateLimited({ retryAfterS: 0 }).headers?.['retry-after']).toBe('0')
+    expect(openAIErrors.rateLimited({ retryAfterMs: 200 }).headers?.['retry-after-ms']).toBe('200')
+    expect(anthropicErrors.rateLimited({ retryAfterS: 2.5 }).headers?.['retry-after']).toBe('2.5')
+    expect(anthropicErrors.monthlySpendLimit().headers?.['retry-after']).toBe('600')
   })
 })

@@ -1,5 +1,6 @@
 import { refuseUnknownOptions } from '@hourglass/core'
 import type { ErrorReply, TextReply } from '../types.js'
+import { refuseBadWait } from './refuseBadWait.js'
 import { refuseUnknown } from './refuseUnknown.js'
 import { RESET_AFTER_S, rfc3339Reset } from './resetAfterS.js'
 
@@ -104,6 +105,7 @@ export const anthropicErrors = {
   ): ErrorReply {
     // Ignored, a misspelled option scripted the default instead.
     refuseUnknownOptions(options, ['retryAfterS', 'limit'], 'anthropicErrors.rateLimited()')
+    refuseBadWait('anthropicErrors.rateLimited()', 'retryAfterS', options.retryAfterS)
     const retryAfterS = options.retryAfterS ?? 1
     const limit = options.limit ?? 'requests'
     refuseUnknown('anthropicErrors.rateLimited()', 'limit', RATE_LIMITS, limit)
@@ -177,6 +179,7 @@ export const anthropicErrors = {
   monthlySpendLimit(options: { retryAfterS?: number } = {}): ErrorReply {
     // Ignored, a misspelled option scripted the default instead.
     refuseUnknownOptions(options, ['retryAfterS'], 'anthropicErrors.monthlySpendLimit()')
+    refuseBadWait('anthropicErrors.monthlySpendLimit()', 'retryAfterS', options.retryAfterS)
     return error(
       429,
       'rate_limit_error',

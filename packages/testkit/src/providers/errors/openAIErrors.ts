@@ -1,5 +1,6 @@
 import { refuseUnknownOptions } from '@hourglass/core'
 import type { ErrorReply } from '../types.js'
+import { refuseBadWait } from './refuseBadWait.js'
 import { refuseUnknown } from './refuseUnknown.js'
 
 const error = (status: number, body: object, headers: Record<string, string> = {}): ErrorReply => ({
@@ -32,6 +33,8 @@ export const openAIErrors = {
     if (options.limit !== undefined) {
       refuseUnknown('openAIErrors.rateLimited()', 'limit', ['requests', 'tokens'], options.limit)
     }
+    refuseBadWait('openAIErrors.rateLimited()', 'retryAfterS', options.retryAfterS)
+    refuseBadWait('openAIErrors.rateLimited()', 'retryAfterMs', options.retryAfterMs)
     // One wait named everywhere: `retry-after-ms` alone sets the reset too
     // (a reset of 1 s beside `retry-after-ms: 200` described two limits).
     const waitS =

@@ -35,6 +35,7 @@ export const qwenErrors = {
    * Kept as a robustness case for clients, not as a documented reply.
    */
   throttlingIn200(code: QwenThrottlingCode = 'Throttling.RateQuota'): ErrorReply {
+    refuseUnknown('qwenErrors.throttlingIn200()', 'code', QWEN_THROTTLING_MESSAGES, code)
     return {
       kind: 'error',
       status: 200,
@@ -44,6 +45,8 @@ export const qwenErrors = {
   },
   /** HTTP 429 with the native DashScope body. */
   throttling(code: QwenThrottlingCode = 'Throttling.RateQuota'): ErrorReply {
+    // Indexed as it came, an unknown code answered a body with no message.
+    refuseUnknown('qwenErrors.throttling()', 'code', QWEN_THROTTLING_MESSAGES, code)
     return {
       kind: 'error',
       status: 429,
@@ -196,6 +199,7 @@ export const qwenErrors = {
       'qwenErrors.throttlingInStream()',
     )
     const code = options.code ?? 'Throttling.RateQuota'
+    refuseUnknown('qwenErrors.throttlingInStream()', 'code', QWEN_THROTTLING_MESSAGES, code)
     return {
       kind: 'text',
       text: options.text ?? '通义千问的回答会被限流打断',
