@@ -12,10 +12,8 @@ import {
   type ChatResponse,
   CostBudget,
   callModel,
-  estimatePromptTokens,
   isOutputTruncated,
   type ModelAdapter,
-  type ModelPrice,
 } from '../llm.js'
 import { toOpenAIResponse } from '../openai/encode.js'
 import { resolveModel } from '../routing/resolveModel.js'
@@ -326,7 +324,8 @@ function callOptions(
           : new CostBudget({
               limitUsd: policy.maxCostUsdPerRequest,
               prices: {},
-              providerPrices: withPrediction(ctx.providerPrices, request),
+              // llm's estimate holds a `prediction` as output itself.
+              providerPrices: ctx.providerPrices,
             }),
     },
     onAttempt: (record: AttemptRecord) => {
@@ -380,38 +379,6 @@ function callOptions(
       })
     },
   }
-}
-
-/**
- * The prices a request with `prediction` (OpenAI's Predicted Outputs) is
- * checked at: each model's `uncappedReasoningTokens` raised by the
- * prediction's size. OpenAI bills the predicted tokens the model did not use
- * as output ("rejected prediction tokens", at the output price) on top of
- * what it generated within `max_completion_tokens`; counted only as part of
- * the prompt (at the input price, 8× less for GPT-4o), a request checked at
- * $0.0105 against a $0.011 bound could be billed $0.0145. Priced here as
- * the worst case: every predicted token rejected. The same figure is what an
- * answer lost whole is charged (llm's `worstOutputTokens`).
- */
-function withPrediction(
-  providerPrices: Record<string, Record<string, ModelPrice>>,
-  request: ChatRequest,
-): Record<string, Record<string, ModelPrice>> {
-  const prediction = request.extra?.['prediction']
-  if (prediction === undefined || prediction === null) return providerPrices
-  const predicted = estimatePromptTokens({ messages: [], extra: { prediction } })
-  const raised: Record<string, Record<string, ModelPrice>> = {}
-  for (const [provider, prices] of Object.entries(providerPrices)) {
-    const own: Record<string, ModelPrice> = {}
-    for (const [model, price] of Object.entries(prices)) {
-      own[model] = {
-        ...price,
-        uncappedReasoningTokens: (price.uncappedReasoningTokens ?? 0) + predicted,
-      }
-    }
-    raised[provider] = own
-  }
-  return raised
 }
 
 /**

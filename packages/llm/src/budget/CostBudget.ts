@@ -2,7 +2,7 @@ import { optionError, refuseUnknownOptions } from '@hourglass/core'
 import { BudgetExceededError } from '../errors/BudgetExceededError.js'
 import { UnknownPriceError } from '../errors/UnknownPriceError.js'
 import type { ChatRequest, Usage } from '../types.js'
-import { estimatePromptTokens } from './estimatePromptTokens.js'
+import { estimatePromptTokens, predictedOutputTokens } from './estimatePromptTokens.js'
 import { requestedServiceTier } from './requestedServiceTier.js'
 
 /** USD per million tokens at one service tier (`ModelPrice.serviceTiers`). */
@@ -263,7 +263,9 @@ export class CostBudget {
       this.#tierPrice(model, base, requestedServiceTier(request)),
       prompt,
     )
-    return cost(price, prompt, worstOutput(base, maxTokens))
+    // A prediction's tokens the answer does not use are billed as output,
+    // beyond the cap: held as if every one were rejected.
+    return cost(price, prompt, worstOutput(base, maxTokens) + predictedOutputTokens(request))
   }
 
   /**
@@ -509,9 +511,14 @@ function atLength(base: ModelPrice, price: ModelPrice, inputTokens: number): Mod
   // price, a mostly cached long prompt — Gemini caches implicitly — was
   // charged 6.8× its bill.
   const scale = base.inputPerMTok > 0 ? long.inputPerMTok / base.inputPerMTok : 1
-  const longCached = long.cachedInputPerMTok ?? scale * cachedPrice(base)
-  const longWrite = long.cacheCreationInputPerMTok ?? scale * cacheWritePrice(base)
-  const longHourWrite = long.cacheCreation1hInputPerMTok ?? scale * hourWritePrice(base)
+  // A free price stays free, and a free scale frees it: the ratio of two
+  // finite prices can overflow to Infinity (1e308 / 0.5), and a default
+  // write price of a finite one too (2 × 1e308): times 0, NaN — a NaN
+  // charge made the spend NaN, which never trips the limit again.
+  const scaled = (perMTok: number) => (perMTok === 0 || scale === 0 ? 0 : scale * perMTok)
+  const longCached = long.cachedInputPerMTok ?? scaled(cachedPrice(base))
+  const longWrite = long.cacheCreationInputPerMTok ?? scaled(cacheWritePrice(base))
+  const longHourWrite = long.cacheCreation1hInputPerMTok ?? scaled(hourWritePrice(base))
   return {
     ...price,
     inputPerMTok: Math.max(price.inputPerMTok, long.inputPerMTok),

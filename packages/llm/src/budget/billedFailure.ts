@@ -3,6 +3,7 @@ import { isMalformedReply, isProviderReplyError } from '../errors/ProviderReplyE
 import { isResponseTooLarge } from '../errors/ResponseTooLargeError.js'
 import type { ChatRequest, Usage } from '../types.js'
 import type { CostBudget } from './CostBudget.js'
+import { predictedOutputTokens } from './estimatePromptTokens.js'
 import { requestedServiceTier } from './requestedServiceTier.js'
 
 /**
@@ -99,7 +100,8 @@ export function chargeBilledFailure(
       return budget.recordEstimate(
         model,
         request,
-        budget.worstOutputTokens(model, request.maxTokens, provider),
+        budget.worstOutputTokens(model, request.maxTokens, provider) +
+          predictedOutputTokens(request),
         provider,
         undefined,
         dialect,

@@ -76,3 +76,16 @@ function jsonText(value: unknown): string {
     return ''
   }
 }
+
+/**
+ * The tokens of a request's `extra.prediction` (OpenAI's Predicted Outputs),
+ * counted as the prompt is: the predicted tokens the answer does not use
+ * are billed as output ("rejected prediction tokens", inside
+ * `completion_tokens`) beyond `max_completion_tokens`, so an attempt's worst
+ * case holds all of them as output. 0 without a prediction.
+ */
+export function predictedOutputTokens(request: Pick<ChatRequest, 'extra'>): number {
+  const prediction = request.extra?.['prediction']
+  if (prediction === undefined || prediction === null) return 0
+  return estimatePromptTokens({ messages: [], extra: { prediction } })
+}

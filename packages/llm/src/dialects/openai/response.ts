@@ -10,6 +10,7 @@ import type {
 import {
   anyCount,
   countOf,
+  MAX_TOKEN_COUNT,
   mapFinish,
   parseArguments,
   refusalOf,
@@ -223,6 +224,21 @@ export function openAIUsage(usage: Record<string, unknown> | undefined): Usage {
     cached,
     get(details, 'reasoning_tokens'),
   )
+  // Reasoning counted apart from `completion_tokens` (xAI's Chat Completions:
+  // `total_tokens` = prompt + completion + reasoning; some proxies of
+  // Gemini's thoughts too), where OpenAI's `completion_tokens` includes it:
+  // told by a total that adds it again, or by more reasoning than
+  // completion. Read as OpenAI's, that reasoning was no output at all —
+  // charged nothing, `reasoningTokens` above `outputTokens`.
+  const reasoning = countOf(get(details, 'reasoning_tokens')) ?? 0
+  if (reasoning > 0) {
+    const completion = countOf(get(usage, 'completion_tokens')) ?? 0
+    const total = countOf(get(usage, 'total_tokens'))
+    const promptCount = countOf(get(usage, 'prompt_tokens')) ?? 0
+    if (reasoning > completion || total === promptCount + completion + reasoning) {
+      out.outputTokens = Math.min(completion + reasoning, MAX_TOKEN_COUNT)
+    }
+  }
   // Cache writes, a part of `prompt_tokens` apart from `cached_tokens`:
   // GPT-5.6 and later bill them at 1.25× the input price (OpenAI's prompt
   // caching guide; an OpenAI-compatible router passes Claude's writes on
