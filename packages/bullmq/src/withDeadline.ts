@@ -449,7 +449,16 @@ export function withDeadline<
         thrown = deadline.reason
       } else outcome = deadline.expired ? 'completed_late' : 'completed'
       return result
-    } catch (error) {
+    } catch (caught) {
+      // BullMQ reads `err.message` of what it is handed (Worker.handleFailed)
+      // and throws on undefined, null or a revoked Proxy: it emitted that
+      // TypeError on the worker's `error` event and left the job in active,
+      // unrecorded, until the stall check put it back in wait — run again
+      // whatever `attempts` said, or, its deadline past by then, failed
+      // unrun as "back from a stalled worker". Handed an Error naming it.
+      const error = unreadableByBullmq(caught)
+        ? new TypeError(`the processor rejected with ${describeValue(caught)}, not an error`)
+        : caught
       thrown = error
       const decided = await decide(
         error,
@@ -516,6 +525,22 @@ export function withDeadline<
     }
   }
   return Object.assign(wrapped, { counts }) as DeadlineProcessor<DataType, ResultType, NameType>
+}
+
+/**
+ * A rejection BullMQ cannot read `message` and `name` of without a throw:
+ * undefined (`reject()` with no argument), null, a revoked Proxy, a getter
+ * that throws.
+ */
+function unreadableByBullmq(value: unknown): boolean {
+  if (value === undefined || value === null) return true
+  try {
+    void (value as { message?: unknown }).message
+    void (value as { name?: unknown }).name
+    return false
+  } catch {
+    return true
+  }
 }
 
 /** A signal aborted already with `reason` (to make a deadline born cancelled). */
