@@ -228,7 +228,6 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
   let closing: Promise<DrainReport> | undefined
   const close = () => {
     closing ??= (async () => {
-      releaseSignals()
       // The drain begins now (answers in flight say `connection: close`, new
       // API requests get 503): see GatewayRouter.close.
       const drained = gateway.close()
@@ -254,6 +253,13 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
       await closed
       return report
     })()
+      // The signal listeners are let go once the drain has ended, not as it
+      // begins: a stop signal during a drain close() began (a preStop hook's
+      // endpoint, then the supervisor's SIGTERM) joins that drain and ends
+      // the process once it is over, as a first signal does. Let go at the
+      // start, the signal met no listener and Node's default killed the
+      // process at once: the requests in flight cut, no shutdown line.
+      .finally(() => releaseSignals())
     return closing
   }
   // Before the held signals are let go: one that came while starting finds this handler.
