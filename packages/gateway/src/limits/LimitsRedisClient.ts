@@ -1,7 +1,13 @@
 import type { GatewayRedisClient } from './GatewayRedisClient.js'
 
-/** What `status` reads while the cooldowns' last Redis command went unanswered: anything but `ready` counts locally. */
-export const COOLDOWNS_UNANSWERED = 'cooldowns-unanswered'
+/**
+ * What `status` reads while the cooldowns' last Redis command went
+ * unanswered: anything but `ready` counts locally. The limits' warning
+ * writes it as the client's state ("Redis unavailable (the client is …)"):
+ * a phrase, not a marker — `cooldowns-unanswered` read as a state of
+ * ioredis's that no operator could look up.
+ */
+export const COOLDOWNS_UNANSWERED = 'silent: its last cooldown read went unanswered'
 
 /**
  * The Redis client as the limits (`ProviderLimits`) see it: the gateway's

@@ -24,7 +24,11 @@ describe('the limits after an unanswered cooldown command', () => {
   })
 
   /** A gateway on `redis` (llm's bounds: a client of the caller's), and a request to it. */
-  async function start(redis: GatewayRedisClient, clock: ManualClock) {
+  async function start(
+    redis: GatewayRedisClient,
+    clock: ManualClock,
+    logger: (record: object) => void = () => {},
+  ) {
     fake = await startFakeProvider({ dialect: 'openai' })
     gateway = createGateway(
       {
@@ -33,7 +37,7 @@ describe('the limits after an unanswered cooldown command', () => {
         },
         models: { m: { fallback: [{ provider: 'p', model: 'x' }] } },
       },
-      { redis, clock, logger: () => {} },
+      { redis, clock, logger },
     )
     server = express().use(gateway).listen(0, '127.0.0.1')
     await new Promise((resolve) => server!.once('listening', resolve))
@@ -66,10 +70,16 @@ describe('the limits after an unanswered cooldown command', () => {
   it('an unanswered cooldown read: the count decides locally, and goes to Redis again once a cooldown read is answered', async () => {
     const state = { cooldownError: new Error('Command timed out') as Error | undefined, counts: 0 }
     const clock = new ManualClock(1_000_000)
-    const ask = await start(client(state), clock)
+    const lines: string[] = []
+    const ask = await start(client(state), clock, (record) => lines.push(JSON.stringify(record)))
 
     expect(await ask()).toBe(200)
     expect(state.counts).toBe(0)
+    // The warning says why in words: it read "the client is cooldowns-unanswered",
+    // a state of ioredis's that does not exist.
+    const why = lines.filter((line) => line.includes('Redis unavailable'))
+    expect(why.length).toBeGreaterThan(0)
+    expect(why[0]).toContain('the client is silent: its last cooldown read went unanswered')
     // The cooldowns back off (on the gateway's clock): no cooldown read, and the count stays local.
     expect(await ask()).toBe(200)
     expect(state.counts).toBe(0)
