@@ -35,11 +35,12 @@ export interface LlmAttemptMessage {
   latencyMs: number
   /**
    * When the attempt began, on `performance.now()`'s clock — on the channel's
-   * message only, and only when the call runs on the real clock (not a
-   * ManualClock of the caller's). A tracer's span of the attempt starts
-   * there: made when the message comes, `now − latencyMs` started as late
-   * as the message was (a GC pause while it was built and handed round),
-   * after the HTTP attempt it covers.
+   * message only, read from that clock whatever clock the call's deadline
+   * runs on (`latencyMs` is the deadline's). A tracer's span of the attempt
+   * starts there: made when the message comes, `now − latencyMs` started as
+   * late as the message was (a GC pause while it was built and handed
+   * round), after the HTTP attempt it covers — and, under a ManualClock, by
+   * that clock's latency, not the real one.
    */
   startedAt?: number | undefined
   /**

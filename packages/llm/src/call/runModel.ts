@@ -322,6 +322,11 @@ async function attemptsOn(
     // The retry is made: its attempt starts now (the message says whether it was sent).
     const retryReason = takeRetry(retrying)
     const started = clock.now()
+    // The same instant on the real clock, which tracers time spans by: a
+    // ManualClock's `started` is no such time, and the chat span began
+    // `latencyMs` of that clock before its end (a 0 ms span after its own
+    // egress span, or one 20 s before its parent when the clock was advanced).
+    const startedReal = clock.realTime === true ? started : performance.now()
     // When a stream's first token came (`firstTokenMs` on its records: the
     // time to first token an operator watches, which `latencyMs` — to the
     // stream's end — does not show).
@@ -350,7 +355,7 @@ async function attemptsOn(
         ),
         options.onAttempt,
         sentTo,
-        clock.realTime === true ? started : undefined,
+        startedReal,
       )
     // A whole answer without a caller's signal, from an adapter of
     // `createAdapter`: nothing but the deadline (which the adapter is given)
