@@ -90,14 +90,6 @@ export let topAbove: (deadline: Deadline) => Deadline | undefined
 export let lastRunStartedOf: (deadline: Deadline) => number
 
 /**
- * True for a deadline disposed while live: it no longer expires, so nothing
- * bounded by it (`guard`, a plan's slices, a child made after) may enforce
- * its old expiry either. False for a deadline of another installed copy.
- * Not exported from the package.
- */
-export let disposedOf: (deadline: Deadline) => boolean
-
-/**
  * The deadline each expiry's `DeadlineExceededError` was made by: where an
  * error that reaches a `guard` or a slice came from. Weak: the entry goes
  * with the error. One map for every installed copy of core, kept on a
@@ -645,10 +637,6 @@ export class Deadline {
       }
       return top
     }
-    disposedOf = (deadline) =>
-      typeof deadline === 'object' && deadline !== null && #disposed in deadline
-        ? deadline.#disposed
-        : false
   }
 
   /**

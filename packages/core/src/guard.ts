@@ -1,7 +1,7 @@
 import pTimeout from 'p-timeout'
 import { MAX_TIMER_MS, type TimerOptions } from './clock.js'
 import { currentDeadline } from './context.js'
-import { type Deadline, disposedOf, isExpiryOf } from './Deadline.js'
+import { type Deadline, isExpiryOf } from './Deadline.js'
 import { isDeadlineExceeded } from './DeadlineExceededError.js'
 import { describeValue } from './describeValue.js'
 import { expiryError } from './expiryError.js'
@@ -200,8 +200,12 @@ export function guard<T>(
           // finished, and its cancel() was called at the deadline anyway.
           if (handle.cleared) return
           // Disposed while guard waited: it no longer expires; only the
-          // work, or a cancel through the signal, ends the wait now.
-          if (disposedOf(deadline)) return
+          // work, or a cancel through the signal, ends the wait now. Read
+          // from what it says (`expiresAt` Infinity once disposed), not a
+          // private field: a deadline of another installed copy of core
+          // (`req.deadline` made by @hourglass/express's own) was never
+          // seen disposed, and guard rejected at its old expiry.
+          if (deadline.expiresAt === Number.POSITIVE_INFINITY) return
           const left = expiresAt - clock.now()
           if (left > 0) arm(left)
           else callback()
