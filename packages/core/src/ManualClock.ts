@@ -50,6 +50,37 @@ export let firesExactly: (clock: unknown) => boolean
  */
 export let dueAt: (clock: unknown, handle: unknown, at: number) => void
 
+/**
+ * The three operations above as the copy of core that made a ManualClock
+ * performs them on it, kept on its prototype under a `Symbol.for` key: a
+ * ManualClock of another installed copy (the app's tests hand theirs to
+ * @hourglass/express, which has its own copy) has none of this copy's
+ * private fields, so `#timers in clock` was false, and its deadlines and
+ * waits were rounded up to whole ms (a 0.5 ms deadline read `expired` at
+ * `advance(0.5)` with nothing fired) and far ones stepped in 2^31-1 ms
+ * timers. Each copy's own, never delegating again.
+ */
+interface ManualClockOps {
+  wholeTimeout: typeof wholeTimeout
+  firesExactly: typeof firesExactly
+  dueAt: typeof dueAt
+}
+const OPS = Symbol.for('@hourglass/core.manualClockOps.v1')
+let own: ManualClockOps
+
+/** The operations of the copy that made `clock`, when it is a ManualClock of another copy. */
+function foreignOps(clock: unknown): ManualClockOps | undefined {
+  if (typeof clock !== 'object' || clock === null) return undefined
+  try {
+    const ops = (clock as { [OPS]?: unknown })[OPS]
+    return typeof ops === 'object' && ops !== null && ops !== own
+      ? (ops as ManualClockOps)
+      : undefined
+  } catch {
+    return undefined // a revoked Proxy, a throwing getter
+  }
+}
+
 interface PendingTimer {
   handle: object
   at: number
@@ -139,21 +170,38 @@ export class ManualClock implements Clock {
   }
 
   static {
-    wholeTimeout = (clock, callback, ms, options) => {
+    const ownWholeTimeout: typeof wholeTimeout = (clock, callback, ms, options) => {
       if (typeof clock !== 'object' || clock === null || !(#timers in clock)) return undefined
       if (options?.keepAlive === true && clock.setTimeout !== ManualClock.prototype.setTimeout) {
         return undefined
       }
       return clock.#schedule(callback, ms)
     }
-    firesExactly = (clock) => typeof clock === 'object' && clock !== null && #timers in clock
-    dueAt = (clock, handle, at) => {
+    const ownFiresExactly: typeof firesExactly = (clock) =>
+      typeof clock === 'object' && clock !== null && #timers in clock
+    const ownDueAt: typeof dueAt = (clock, handle, at) => {
       if (typeof clock !== 'object' || clock === null || !(#timers in clock)) return
       const timer = clock.#timers.get(handle as object)
       if (timer !== undefined && timer.at > at && timer.at === clock.#now + (at - clock.#now)) {
         // A new entry, due earlier: moved in place, the heap would not know.
         clock.#enqueue({ ...timer, at })
       }
+    }
+    own = Object.freeze({
+      wholeTimeout: ownWholeTimeout,
+      firesExactly: ownFiresExactly,
+      dueAt: ownDueAt,
+    })
+    Object.defineProperty(ManualClock.prototype, OPS, { value: own })
+    wholeTimeout = (clock, callback, ms, options) =>
+      ownFiresExactly(clock)
+        ? ownWholeTimeout(clock, callback, ms, options)
+        : foreignOps(clock)?.wholeTimeout(clock, callback, ms, options)
+    firesExactly = (clock) =>
+      ownFiresExactly(clock) || foreignOps(clock)?.firesExactly(clock) === true
+    dueAt = (clock, handle, at) => {
+      if (ownFiresExactly(clock)) ownDueAt(clock, handle, at)
+      else foreignOps(clock)?.dueAt(clock, handle, at)
     }
   }
 

@@ -7,10 +7,10 @@ import {
   DeadlineExceededError,
   type DeadlineSource,
   defaultReserveMs,
+  firesExactly,
   type InvalidDeadlineHeader,
   isDeadlineExceeded,
   MAX_TIMER_MS,
-  ManualClock,
   markExpiryOf,
   recordAnswerLateness,
   runningSlice,
@@ -228,7 +228,9 @@ export class IngressRequest {
     // very time on a ManualClock, whose timers fire when asked (as core's
     // own do): rounded up, a handler that cancelled at 0.5 ms had its 504
     // only once a test advanced half a ms past the deadline.
-    const ms = clock instanceof ManualClock ? delay : Math.ceil(delay)
+    // Asked by shape, not `instanceof`: the app's ManualClock may be of
+    // another installed copy of core than this package's.
+    const ms = firesExactly(clock) ? delay : Math.ceil(delay)
     link.handle = clock.setTimeout(
       () => IngressRequest.#stillDueFired(link),
       Math.min(Math.max(0, ms), MAX_TIMER_MS),
