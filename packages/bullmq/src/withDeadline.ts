@@ -449,16 +449,7 @@ export function withDeadline<
         thrown = deadline.reason
       } else outcome = deadline.expired ? 'completed_late' : 'completed'
       return result
-    } catch (caught) {
-      // BullMQ reads `err.message` of what it is handed (Worker.handleFailed)
-      // and throws on undefined, null or a revoked Proxy: it emitted that
-      // TypeError on the worker's `error` event and left the job in active,
-      // unrecorded, until the stall check put it back in wait — run again
-      // whatever `attempts` said, or, its deadline past by then, failed
-      // unrun as "back from a stalled worker". Handed an Error naming it.
-      const error = unreadableByBullmq(caught)
-        ? new TypeError(`the processor rejected with ${describeValue(caught)}, not an error`)
-        : caught
+    } catch (error) {
       thrown = error
       const decided = await decide(
         error,
@@ -476,7 +467,17 @@ export function withDeadline<
       if (handed !== error && isJobDeadlineExceeded(handed) && handed.cause === error) {
         instead = handed
       }
-      throw decided.error
+      // BullMQ reads `err.message` of what it is handed (Worker.handleFailed)
+      // and throws on undefined, null or a revoked Proxy: it emitted that
+      // TypeError on the worker's `error` event and left the job in active,
+      // unrecorded, until the stall check put it back in wait — run again
+      // whatever `attempts` said, or, its deadline past by then, failed
+      // unrun as "back from a stalled worker". Handed an Error naming it
+      // (a deadline's error quotes what was thrown itself).
+      if (unreadableByBullmq(handed)) {
+        throw new TypeError(`the processor rejected with ${describeValue(handed)}, not an error`)
+      }
+      throw handed
     } finally {
       unwatch()
       if (signal && onCancel) signal.removeEventListener('abort', onCancel)
