@@ -49,6 +49,7 @@ const MARKER = Symbol.for('@hourglass/bullmq.JobDeadlineExceededError')
  * time is up.
  */
 export class JobDeadlineExceededError extends DeadlineExceededError {
+  static override readonly errorName: string = 'JobDeadlineExceededError'
   readonly stage: JobDeadlineStage
   readonly jobId: string
   readonly queue: string

@@ -13,7 +13,14 @@ export class HourglassError extends Error {
   constructor(code: string, message: string, options?: ErrorOptions) {
     super(message, options)
     this.code = code
-    this.name = new.target.name
+    // The class's own `errorName` where it declares one (each of ours does):
+    // a bundler that minifies class names (esbuild's and rolldown's
+    // `--minify`) renamed `DeadlineExceededError` to `e`, and every log
+    // line, stack and span's `exception.type` read `e: deadline exceeded …`.
+    // A subclass of the app's own without one keeps its class name.
+    this.name = Object.hasOwn(new.target, 'errorName')
+      ? String((new.target as { errorName?: unknown }).errorName)
+      : new.target.name
     Object.defineProperty(this, MARKER, { value: true })
   }
 }

@@ -15,6 +15,7 @@ export const UNDICI_COLLECTED_REASON = 'Response object has been garbage collect
  * ends with the reason instead of never ending.
  */
 export class BodyNotReadError extends EgressError {
+  static override readonly errorName: string = 'BodyNotReadError'
   static readonly code = 'BODY_NOT_READ'
 
   constructor(details: EgressErrorDetails) {

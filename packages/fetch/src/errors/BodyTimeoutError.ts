@@ -3,6 +3,7 @@ import { EgressError, type EgressErrorDetails } from './EgressError.js'
 
 /** The body went quiet for longer than the idle limit between chunks (a read timeout after the first byte). */
 export class BodyTimeoutError extends EgressError {
+  static override readonly errorName: string = 'BodyTimeoutError'
   static readonly code = 'BODY_TIMEOUT'
 
   constructor(details: EgressErrorDetails) {

@@ -12,6 +12,7 @@ export const FAST_CONNECT_FAILURE_MS = 50
  * not of the attempt). A name that does not resolve is a `DnsError`.
  */
 export class ConnectError extends EgressError {
+  static override readonly errorName: string = 'ConnectError'
   static readonly code = 'CONNECT_FAILED'
   readonly fast: boolean
   /** The OS error code (`ECONNREFUSED`, `ENOTFOUND`, …) when there is one. */

@@ -6,6 +6,7 @@ const WHAT = 'connect timed out'
 
 /** TCP connect (and TLS handshake for https) did not finish within its limit. */
 export class ConnectTimeoutError extends EgressError {
+  static override readonly errorName: string = 'ConnectTimeoutError'
   static readonly code = 'CONNECT_TIMEOUT'
   /**
    * The name (or IP address) in the URL that was being connected to, as

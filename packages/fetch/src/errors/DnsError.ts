@@ -8,6 +8,7 @@ import { EgressError, type EgressErrorDetails } from './EgressError.js'
  * that did not answer in time is a `DnsTimeoutError`.
  */
 export class DnsError extends EgressError {
+  static override readonly errorName: string = 'DnsError'
   static readonly code = 'DNS_FAILED'
   /** The resolver's error code (`ENOTFOUND`, `EAI_AGAIN`, …) when there is one. */
   readonly osCode: string | undefined

@@ -5,6 +5,7 @@ const WHAT = 'name lookup timed out'
 
 /** The name lookup did not answer within its limit (the lookup is abandoned, not waited for). */
 export class DnsTimeoutError extends EgressError {
+  static override readonly errorName: string = 'DnsTimeoutError'
   static readonly code = 'DNS_TIMEOUT'
   /**
    * The name that was looked up, as `DnsError` names it. Undefined only for
