@@ -106,6 +106,83 @@ describe('startGateway drains on SIGTERM by default', () => {
     expect(stderr).toMatch(/"event":"shutdown".*"msg":"shutdown: drained 1 in \d+ ms"/)
   }, 30_000)
 
+  /**
+   * A process that begins the drain itself (a Kubernetes preStop hook calling
+   * an endpoint of its own that runs `close()`), then gets its supervisor's
+   * SIGTERM while draining: the signal waits for that drain, as a first
+   * signal does, then ends the process. `close()` let go of the gateway's
+   * signal listeners as it began, so the SIGTERM met none and Node's default
+   * killed the process at once: the request in flight cut, no shutdown line.
+   */
+  it('a SIGTERM during a drain close() began lets that drain finish, then ends the process', async () => {
+    let arrived = () => {}
+    const upstreamHasIt = new Promise<void>((resolve) => {
+      arrived = resolve
+    })
+    // Long enough that the signal comes during the drain on a loaded machine.
+    // Were it to come after, the process (kept alive by its stdin) would end
+    // by that signal as well, the answer given: late, this case cannot fail.
+    upstream = await faultServer(() => {
+      arrived()
+      return {
+        type: 'respond',
+        delayMs: 1500,
+        headers: { 'content-type': 'application/json' },
+        body: ANSWER,
+      }
+    })
+    const script = [
+      "import { startGateway } from '@hourglass/gateway'",
+      `const running = await startGateway({ config: ${JSON.stringify(config(upstream.url))}, port: 0 })`,
+      "process.stdout.write(running.url + '\\n')",
+      // The process's own way to begin the drain (a preStop hook's endpoint, say).
+      "process.stdin.once('data', () => { void running.close() })",
+    ].join('\n')
+    assertBuilt()
+    const started = spawn(
+      process.execPath,
+      [...nodeArgs, '--input-type=module', '--eval', script],
+      {
+        cwd: repoRoot,
+        stdio: ['pipe', 'pipe', 'pipe'],
+      },
+    )
+    child = started
+    let stderr = ''
+    let onStderr = () => {}
+    started.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+      stderr += chunk
+      onStderr()
+    })
+    const exited = once(started, 'exit') as Promise<[number | null, NodeJS.Signals | null]>
+    const [line] = (await once(started.stdout.setEncoding('utf8'), 'data')) as [string]
+    const answer = request(`${line.trim()}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'hi' }] }),
+    }).then(
+      async (res) => ({ status: res.statusCode, body: await res.body.text() }),
+      (error: unknown) => ({ status: 0, body: String(error) }),
+    )
+    await upstreamHasIt
+    started.stdin.write('close\n')
+    // The drain has begun (its line is written as close() is called).
+    await new Promise<void>((resolve) => {
+      onStderr = () => {
+        if (stderr.includes('"event":"draining"')) resolve()
+      }
+      onStderr()
+    })
+    started.kill('SIGTERM')
+
+    const res = await answer
+    expect(res.status).toBe(200)
+    expect(res.body).toContain('late')
+    const [code, killedBy] = await exited
+    expect({ code, killedBy }).toEqual({ code: null, killedBy: 'SIGTERM' })
+    expect(stderr).toMatch(/"event":"shutdown".*"msg":"shutdown: drained 1 in \d+ ms"/)
+  }, 30_000)
+
   it('listens only while running: close() removes its listeners; drainOnSignals: false adds none', async () => {
     upstream = await faultServer(() => ({ type: 'respond', body: ANSWER }))
     const before = signalListeners()
