@@ -529,7 +529,18 @@ function outcomeOf(error: unknown, slice: Deadline): SliceOutcome {
   // Only its own line's expiry (as `#name` judges it): an unrelated
   // deadline's error — a cap of the step's own that it did not handle — is a
   // failure of the step, not the slice running out with its time left.
-  if (isDeadlineExceeded(ended)) return isExpiryOf(ended, slice) ? 'exceeded' : 'failed'
+  if (isDeadlineExceeded(ended)) {
+    if (!isExpiryOf(ended, slice)) return 'failed'
+    // Cancelled with a deadline's error while its own time was not up (the
+    // request answered 504 for a sibling slice that ran out, or the app's
+    // reportExpired): cancelled, as for any other reason. Read `exceeded`,
+    // a step with 800 ms left was counted and traced as the one that ran out.
+    const reason = slice.reason
+    if (slice.done && !slice.expired && reason !== undefined && carries(error, reason)) {
+      return 'cancelled'
+    }
+    return 'exceeded'
+  }
   if (ended !== undefined || isAbortError(error)) return 'cancelled'
   // Ended by the slice's own cancel, whatever reason it was given: `cancel`
   // takes any value (a shutdown `Error`, a string, a `TimeoutError`), and

@@ -570,9 +570,14 @@ export class IngressRequest {
       // cover and no sign of a late timer (whose own lateness Deadline
       // samples). Counted, three such 504s behind a 1 s answer held the
       // reserve at its ceiling for a minute: short budgets got 504 on arrival.
+      // Nor a 504 for a slice that ran out (deadlineErrors(), the request's
+      // time not up): written before the deadline, it was sampled as 0 ms
+      // late, and with a plan 64 of them evicted every real sample — a
+      // reserve learned at 95 ms fell back to its floor.
       if (
         action === '504' &&
         stage === 'handler' &&
+        this.deadline.expired &&
         this.deadline.clock.realTime === true &&
         !queued(this.res)
       ) {
