@@ -346,7 +346,25 @@ async function answer(
     // tool with this error, if the model asks for one.
     if (!isSideEffectStoreError(error)) throw error
     run.throwIfEnded()
-    return untilEnded(ask(), bounds)
+    const response = await untilEnded(ask(), bounds)
+    const cut = cutBeforeArguments(response)
+    if (
+      !response.content.some((b) => b.type === 'tool_call' && b !== cut && runnable(options, b))
+    ) {
+      return response
+    }
+    // Its tools run only once it is remembered: a read that failed once (a
+    // Redis blip) and worked by the tool's ran the tool on an answer the
+    // store never held, and a rerun asked the model again, which worded the
+    // email anew — another key, the email sent twice. Still unreadable, this
+    // is the SideEffectStoreError the run fails with, before any tool runs;
+    // an answer another run remembered meanwhile is the one acted on.
+    const kept = await sideEffect<RememberedAnswer | ChatResponse>(
+      key,
+      () => rememberAnswer(response, cut),
+      { store: options.store, ...bounds },
+    )
+    return replayAnswer(kept, options.operationId, turn)
   }
 }
 
@@ -443,12 +461,25 @@ async function runTool(
     }
   }
   // The model's call id changes when a turn is re-generated; the operation, turn, tool and arguments do not.
-  const key = idempotencyKey({
-    operation: options.operationId,
-    turn,
-    tool: call.name,
-    args: call.arguments,
-  })
+  let key: string
+  try {
+    key = idempotencyKey({
+      operation: options.operationId,
+      turn,
+      tool: call.name,
+      args: call.arguments,
+    })
+  } catch (error) {
+    // Arguments JSON reads and writes, nested deeper than the key's writer
+    // recurses (a few thousand levels): the run failed with a bare
+    // "RangeError: Maximum call stack size exceeded" after a paid call.
+    return {
+      type: 'tool_result',
+      toolCallId: call.id,
+      content: `the arguments of this call cannot be made into its key (${describeThrown(error)}); the tool was not run`,
+      isError: true,
+    }
+  }
   let value: unknown
   try {
     // Waited for no longer than the run's deadline and signal; a run of the

@@ -207,7 +207,21 @@ export function sideEffect<T>(
     // `null` too: what a Redis GET answers for a missing key, and what a
     // store over it easily passes on. Read as a record, it failed every run
     // of the key with "Cannot read properties of null" and `fn` never ran.
-    if (done !== undefined && done !== null) return done.value as T
+    if (done !== undefined && done !== null) {
+      // Nor is `{}` (HGETALL of a missing key, in a store over a Redis hash):
+      // read as a record, it was a completed run of `undefined` — `fn` never
+      // ran, its caller told it had. A record of `undefined` as JSON writes
+      // it (`{ completedAtMs }`) is still one.
+      if (typeof done !== 'object' || !('value' in done || 'completedAtMs' in done)) {
+        throw new SideEffectStoreError(
+          key,
+          new TypeError(
+            `its get() answered ${typeof done === 'object' ? 'an object with neither value nor completedAtMs' : `a ${typeof done}`}: no record ({ value, completedAtMs }), nor undefined or null for none`,
+          ),
+        )
+      }
+      return done.value as T
+    }
     const ended = endedReason(until)
     if (ended !== undefined) throw new NotStarted(ended)
     // `false`: none for what `fn` starts too (a fetch, a model call), as in `callModel`.

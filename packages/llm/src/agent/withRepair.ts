@@ -81,6 +81,27 @@ export async function withRepair<T>(
   // as some other count.
   // `maxRepair: 0` (meaning no repair) paid for three answers: refused, naming the one meant.
   refuseUnknownNames(options, REPAIR_OPTION_NAMES, 'withRepair()')
+  // A schema object passed for `validate` failed every answer as "validate
+  // is not a function": three paid calls, the model told so twice, then
+  // RepairFailedError. A prompt string for `repairPrompt` failed after the
+  // first paid call as "prompt is not a function". Refused before any call.
+  if (typeof call !== 'function') {
+    throw optionError('withRepair: call', 'a function (messages, info) → ChatResponse', call)
+  }
+  if (typeof validate !== 'function') {
+    throw optionError(
+      'withRepair: validate',
+      'a function (response) → value, throwing to reject the answer',
+      validate,
+    )
+  }
+  if (options.repairPrompt != null && typeof options.repairPrompt !== 'function') {
+    throw optionError(
+      'withRepair: repairPrompt',
+      'a function (error, repair) → string',
+      options.repairPrompt,
+    )
+  }
   // As in runTurns: a prompt string was spread into one "message" per character.
   if (!Array.isArray(options.messages)) {
     throw optionError(
