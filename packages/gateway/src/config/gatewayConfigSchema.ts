@@ -242,6 +242,7 @@ export function gatewayConfigSchema(env: Env) {
     })
     .superRefine(baseURLIssues, { when: () => true })
     .superRefine(quotedKeyHeaderIssues, { when: () => true })
+    .superRefine(repeatedHeaderIssues, { when: () => true })
 
   const model = z
     .strictObject({
@@ -562,6 +563,29 @@ function quotedKeyHeaderIssues(entry: unknown, ctx: z.RefinementCtx): void {
       message:
         'expected no quotes around the credential: they would be sent as part of it (an env file read by `docker run --env-file` keeps them: write KEY=sk-… without quotes)',
     })
+  }
+}
+
+/**
+ * A header written twice in one provider's `headers`, in another letter case
+ * (`Authorization` and `authorization`): one header to HTTP, and the client
+ * sends one value of the two, dropping the other without a word — as JSON
+ * does a key written twice (`duplicateJsonKeys`), which the exact spelling
+ * passed. Said at the second, naming the first.
+ */
+function repeatedHeaderIssues(entry: unknown, ctx: z.RefinementCtx): void {
+  if (!isRecord(entry) || !isRecord(entry['headers'])) return
+  const seen = new Map<string, string>()
+  for (const name of Object.keys(entry['headers'])) {
+    const first = seen.get(name.toLowerCase())
+    if (first === undefined) seen.set(name.toLowerCase(), name)
+    else {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['headers', name],
+        message: `repeats headers[${JSON.stringify(first)}]: header names are one in any letter case, and only one of the two values would be sent (keep one)`,
+      })
+    }
   }
 }
 
