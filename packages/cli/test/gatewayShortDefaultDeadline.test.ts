@@ -54,3 +54,26 @@ it('deadline.maxMs of 20 ms alone, which the default budget follows, says so (ra
     `hourglass gateway: ${config}: deadline.defaultMs: must be more than 25 ms, the time the gateway keeps to write its 504 before the deadline (got 20; left out, defaultMs is deadline.maxMs)`,
   ])
 })
+
+// The deadline keeps its own reserve first (the config's reserveMs, or at
+// least the adaptive one's 10 ms floor): `defaultMs: 30`, or `defaultMs:
+// 1000` with `reserveMs: 980`, started, and every request without a deadline
+// header was answered 504 on arrival, no provider asked. createGateway
+// refuses them at the config's field, which the command says as for any bad
+// field.
+it('deadline.defaultMs of 30 ms with no reserveMs: a bad argument naming the reserve floor', async () => {
+  const { config, run } = await gatewayWith({ defaultMs: 30 })
+  expect(run.code).toBe(2)
+  expect(run.stderr.trim().split('\n')).toEqual([
+    `hourglass gateway: ${config}: deadline.defaultMs: must be more than 35 ms: the deadline keeps at least 10 ms (the floor of its adaptive reserveMs) and the gateway 25 ms to write its 504, and every request without a deadline header would be answered 504 on arrival (got 30)`,
+  ])
+  expect(run.stdout).toBe('')
+})
+
+it('deadline.reserveMs that leaves no more than 25 ms of defaultMs: a bad argument at reserveMs', async () => {
+  const { config, run } = await gatewayWith({ defaultMs: 1000, reserveMs: 980 })
+  expect(run.code).toBe(2)
+  expect(run.stderr.trim().split('\n')).toEqual([
+    `hourglass gateway: ${config}: deadline.reserveMs: must be less than 975 ms, deadline.defaultMs less the 25 ms the gateway keeps to write its 504: every request without a deadline header would be answered 504 on arrival (got 980)`,
+  ])
+})

@@ -527,8 +527,38 @@ describe('gateway config validation names the field', () => {
     expect(optionErrorCode(given)).toBe('GATEWAY_OPTION_INVALID')
     // The default (25 ms) is named as such when it is what does not fit.
     expect(() => createGateway(config(20))).toThrow(/its default is 25 ms/)
-    expect(() => createGateway(config(1000), { replyReserveMs: 999 }).close()).not.toThrow()
-    expect(() => createGateway(config(26)).close()).not.toThrow()
+    expect(() => createGateway(config(1000), { replyReserveMs: 994 }).close()).not.toThrow()
+    expect(() => createGateway(config(31)).close()).not.toThrow()
+  })
+
+  it("the deadline's own reserve and replyReserveMs must leave the default budget some time (else every request without a budget of its own was a 504 on arrival, no provider asked)", () => {
+    const problemsOf = (deadline: Record<string, number>, options = {}) => {
+      try {
+        createGateway({ ...valid(), deadline: { maxMs: 300_000, ...deadline } }, options).close()
+      } catch (error) {
+        return (error as GatewayConfigError).problems
+      }
+      return []
+    }
+    expect(problemsOf({ defaultMs: 1000, reserveMs: 980 })).toEqual([
+      {
+        field: 'deadline.reserveMs',
+        message:
+          'must be less than 975 ms, deadline.defaultMs less the 25 ms the gateway keeps to write its 504: every request without a deadline header would be answered 504 on arrival (got 980)',
+      },
+    ])
+    // No reserveMs: the adaptive reserve's floor, 10 ms, is kept at least.
+    expect(problemsOf({ defaultMs: 30 })).toEqual([
+      {
+        field: 'deadline.defaultMs',
+        message:
+          'must be more than 35 ms: the deadline keeps at least 10 ms (the floor of its adaptive reserveMs) and the gateway 25 ms to write its 504, and every request without a deadline header would be answered 504 on arrival (got 30)',
+      },
+    ])
+    expect(problemsOf({ defaultMs: 1000, reserveMs: 974 })).toEqual([])
+    expect(problemsOf({ defaultMs: 36 })).toEqual([])
+    // Mounted without its deadline (the app's own in front), only the reply reserve counts.
+    expect(problemsOf({ defaultMs: 30 }, { mountDeadline: false })).toEqual([])
   })
 
   it('maxBodyBytes must be a whole number ≥ 1 (0, -1 or 1.5 made every request a 413; NaN an unnamed error)', () => {
