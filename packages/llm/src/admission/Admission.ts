@@ -32,7 +32,9 @@ import { publishAdmission } from './publish.js'
 import { RedisCooldownStore } from './RedisCooldownStore.js'
 import {
   type AdmissionOutcome,
+  byPlace,
   type Lane,
+  type Place,
   type ProbeToken,
   type Slot,
   serverWaitMs,
@@ -189,6 +191,16 @@ export interface AdmissionRequest extends AdmissionTarget {
   /** The caller will fall back to another model when refused (reported as `fallback`, not `fail`). */
   hasFallback?: boolean | undefined
   /**
+   * Whether the caller waits for an overload's cooldown (the provider-wide
+   * one a 503/529 started, or its probe in flight). `false`: refused at once
+   * with a `RateLimitedError` of kind `overloaded` — `callModel` passes it
+   * under `retry.priority: 'background'`, which fails at once on an overload
+   * instead of adding load: waiting, such a call was sent when the overload
+   * ended, as the probe or among the first followers, ahead of the
+   * foreground calls that came after it. Default `true`. @internal
+   */
+  waitsOnOverload?: boolean | undefined
+  /**
    * The caller's models after this one weighed again, once a wait longer
    * than `maxWaitMs` is in view: its answer replaces `maxWaitMs` and
    * `hasFallback`. Called at most once per `acquire`, and never for a
@@ -237,6 +249,8 @@ export class Admission {
   readonly #ids = new KeyIdCache()
   /** Numbers `acquire` calls in the order they came: the tie-break of the line (waitLine.ts). */
   #arrivals = 0
+  /** The callers waiting for a limits window's reset, per provider and limit (`joinReset`). */
+  readonly #resets = new Map<string, Set<ResetWaiter>>()
 
   constructor(options: AdmissionOptions = {}) {
     // Ignored, `storeTimeoutMS: 50` left the store's default timeout in force.
@@ -611,11 +625,31 @@ export class Admission {
               // room before the reset, which this caller asleep until the
               // reset (up to a whole window) left unused.
               const limits = this.#limits
+              // The callers waiting for this reset count again in line order
+              // (the longest waiting first, as on a cooldown's line): each on
+              // its own timer, they counted in whatever order their timers
+              // fired — a newcomer whose timer was due a fraction of a ms
+              // sooner took the window, and a caller waiting since the first
+              // window was refused at its deadline while later ones went.
+              const line = `${provider}\0${limit.limit}`
+              const dueAt = clock.now() + Math.min(waitMs, MAX_TIMER_MS)
               const woke = await wait(Math.min(waitMs, MAX_TIMER_MS), {
                 ...until,
-                wakeOn: (wake) => limits.onRoom(provider, limit.limit, wake, limit.roomSeen),
+                wakeOn: (wake) => {
+                  const offRoom = limits.onRoom(provider, limit.limit, wake, limit.roomSeen)
+                  const offReset = joinReset(this.#resets, line, { place, wake, dueAt })
+                  return () => {
+                    offRoom()
+                    offReset()
+                  }
+                },
               })
               owedRoom = woke === 'woken' && limit.limit === 'rpm'
+              // At the reset: the callers before it in line that wait for the
+              // same reset are woken first, and count before it.
+              if (woke === 'timer' && wakeOlder(this.#resets, line, place, clock.now())) {
+                await Promise.resolve()
+              }
               continue
             }
             // The lanes as they are now, not as they were before the
@@ -740,6 +774,13 @@ export class Admission {
         const latestStartMs = startWithinMs(remaining, neededMs)
         const laneOfWait = lanes[choice.index] as Lane
         const keyIdOfWait = (laneOfWait[0] as Slot).keyId
+        if (waitMs > 0 && request.waitsOnOverload === false && overloadHolds(laneOfWait, now)) {
+          refuse(
+            choice,
+            () =>
+              `the provider is cooling after an overload for ${Math.ceil(waitMs)} ms or more; the caller takes no wait on an overload`,
+          )
+        }
         if (waitMs <= latestStartMs && waitMs > maxWaitMs) weighAgain()
         if (waitMs > latestStartMs || waitMs > maxWaitMs) {
           const why =
@@ -981,4 +1022,51 @@ function coolingLimitedBy(lanes: readonly Lane[], now: number): RateLimitedBy | 
     }
   }
   return named
+}
+
+/** A caller waiting for a limits window's reset: its place in line, its waker, when its wait ends. */
+interface ResetWaiter {
+  place: Place
+  wake: () => void
+  dueAt: number
+}
+
+/** `waiter` joins the callers waiting for one limit's reset (`line`); returns its leave. */
+function joinReset(
+  lines: Map<string, Set<ResetWaiter>>,
+  line: string,
+  waiter: ResetWaiter,
+): () => void {
+  let waiters = lines.get(line)
+  if (waiters === undefined) {
+    waiters = new Set()
+    lines.set(line, waiters)
+  }
+  const own = waiters
+  own.add(waiter)
+  return () => {
+    own.delete(waiter)
+    if (own.size === 0 && lines.get(line) === own) lines.delete(line)
+  }
+}
+
+/**
+ * Wakes, longest waiting first, the callers of `line` before `place` whose
+ * wait for the same reset ends within a ms of `now` (the windows count whole
+ * ms of the wall clock, the waits fractional ones on the admission's clock).
+ * Whether it woke any: the caller at `place` then lets them count first.
+ */
+function wakeOlder(
+  lines: Map<string, Set<ResetWaiter>>,
+  line: string,
+  place: Place,
+  now: number,
+): boolean {
+  const waiters = lines.get(line)
+  if (waiters === undefined) return false
+  const older = [...waiters]
+    .filter((w) => w.dueAt <= now + 1 && byPlace(w.place, place) < 0)
+    .sort((a, b) => byPlace(a.place, b.place))
+  for (const w of older) w.wake()
+  return older.length > 0
 }

@@ -83,6 +83,10 @@ export async function admit(
         // than this call's own retry would sleep it (`decideRetry`); the
         // call's other waits are not bounded by it.
         maxRetryAfterMs: state.retry.maxRetryAfterMs ?? DEFAULT_MAX_RETRY_AFTER_MS,
+        // Background work fails at once on an overload (`decideRetry`), one
+        // another call met included: it does not wait out the cooldown to be
+        // sent at recovery, ahead of the foreground calls after it.
+        waitsOnOverload: state.retry.priority !== 'background',
         // A wait found only by `acquire` (this model's limits window filled
         // since its last count, a cooldown the store knew of): the same
         // check as for a wait in view here — a fallback that cannot build
