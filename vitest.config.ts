@@ -143,6 +143,7 @@ export const ISOLATED = [
   // Replaces core's recordAnswerLateness with vi.mock: in a shared worker the
   // express source is already loaded with the real one, and the mock missed.
   'packages/express/test/pipelinedQueuedExpiry.test.ts',
+  'packages/express/test/sliceAnswerNotSampled.test.ts',
 ]
 
 const shared = {

@@ -89,6 +89,19 @@ export let topAbove: (deadline: Deadline) => Deadline | undefined
  */
 export let lastRunStartedOf: (deadline: Deadline) => number
 
+/** The deadlines cancelled while live, their own time not up (see `cancelledBeforeItsTime`). */
+const cutEarly = new WeakSet<Deadline>()
+
+/**
+ * True for a deadline cancelled while live with its own time not up, however
+ * long ago: a slice cancelled so (the request answered 504 for a sibling
+ * slice) is `cancelled`, not `exceeded`, when its step returns after its old
+ * expiry. Not exported from the package.
+ */
+export function cancelledBeforeItsTime(deadline: Deadline): boolean {
+  return cutEarly.has(deadline)
+}
+
 /**
  * The deadline each expiry's `DeadlineExceededError` was made by: where an
  * error that reaches a `guard` or a slice came from. Weak: the entry goes
@@ -654,6 +667,10 @@ export class Deadline {
   /** Cancels this deadline alone; false when it could not be (its children are then left as they are). */
   #cancelSelf(reason: unknown): boolean {
     if (this.#state !== 'live' && !(this.#state === 'expired' && this.observe)) return false
+    // Read now: `expired` of a cancelled deadline turns true once its old
+    // time passes, and a slice ended later (a step that ignored its signal)
+    // was judged as one that ran out.
+    if (this.#state === 'live' && this.clock.now() < this.#expiresAt) cutEarly.add(this)
     // Only a live deadline's cancel is heard: an observed expiry already ended it for its owner.
     const onCancel = this.#state === 'live' ? this.#onCancel : undefined
     this.#onCancel = undefined

@@ -4,6 +4,7 @@ import { coreChannels, type SliceOutcome } from './channels.js'
 import { MAX_TIMER_MS } from './clock.js'
 import { runWithDeadline } from './context.js'
 import {
+  cancelledBeforeItsTime,
   type Deadline,
   isExpiryOf,
   lastPlanOf,
@@ -533,13 +534,10 @@ function outcomeOf(error: unknown, slice: Deadline): SliceOutcome {
     if (!isExpiryOf(ended, slice)) return 'failed'
     // Cancelled with a deadline's error while its own time was not up (the
     // request answered 504 for a sibling slice that ran out, or the app's
-    // reportExpired): cancelled, as for any other reason. Read `exceeded`,
-    // a step with 800 ms left was counted and traced as the one that ran out.
-    const reason = slice.reason
-    if (slice.done && !slice.expired && reason !== undefined && carries(error, reason)) {
-      return 'cancelled'
-    }
-    return 'exceeded'
+    // reportExpired): cancelled, as for any other reason — also when its
+    // step returns after its old time. Read `exceeded`, a step with 800 ms
+    // left was counted and traced as the one that ran out.
+    return cancelledWith(error, slice) && cancelledBeforeItsTime(slice) ? 'cancelled' : 'exceeded'
   }
   if (ended !== undefined || isAbortError(error)) return 'cancelled'
   // Ended by the slice's own cancel, whatever reason it was given: `cancel`
@@ -548,9 +546,13 @@ function outcomeOf(error: unknown, slice: Deadline): SliceOutcome {
   // broken. The reason itself, or a wrapper carrying it as its cause. A
   // step's own error while its slice is live stays `failed`.
   // (An observe-only slice whose time ran out is done with no reason.)
+  return cancelledWith(error, slice) ? 'cancelled' : 'failed'
+}
+
+/** Ended by the slice's own cancel: its reason, or a wrapper carrying it as its cause. */
+function cancelledWith(error: unknown, slice: Deadline): boolean {
   const reason = slice.reason
-  if (slice.done && reason !== undefined && carries(error, reason)) return 'cancelled'
-  return 'failed'
+  return slice.done && reason !== undefined && carries(error, reason)
 }
 
 /** Deep enough for any wrapping seen in practice (as `endedBy`); bounds a cyclic chain. */

@@ -42,6 +42,21 @@ describe('a slice cancelled with a deadline error before its time', () => {
     expect(ends).toEqual(['search=exceeded', 'model=cancelled', 'log=cancelled'])
   })
 
+  it('is cancelled by slice() too, ended after its own time would have passed (a step that ignored its signal)', async () => {
+    const clock = new ManualClock()
+    const request = Deadline.after(1000, { clock })
+    const plan = request.plan({ search: 0.2, model: 0.8 }, { reserveMs: 0 })
+    const search = plan.run('search', () => new Promise(() => {}))
+    search.catch(() => {})
+    const model = plan.slice('model')
+    clock.advance(200)
+    await expect(search).rejects.toMatchObject({ slice: 'search' })
+    request.cancel(new DeadlineExceededError({ budgetMs: 1000, elapsedMs: 200, slice: 'search' }))
+    clock.advance(900)
+    model.dispose()
+    expect(plan.report().map((row) => row.outcome)).toEqual(['exceeded', 'cancelled'])
+  })
+
   it('stays exceeded when the request itself runs out', async () => {
     const clock = new ManualClock()
     const plan = Deadline.after(1000, { clock }).plan({ model: 1 }, { reserveMs: 0 })
