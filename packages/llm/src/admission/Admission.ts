@@ -250,7 +250,7 @@ export class Admission {
   /** Numbers `acquire` calls in the order they came: the tie-break of the line (waitLine.ts). */
   #arrivals = 0
   /** The callers waiting for a limits window's reset, per provider and limit (`joinReset`). */
-  readonly #resets = new Map<string, Set<ResetWaiter>>()
+  readonly #resets = new Map<string, ResetLine>()
 
   constructor(options: AdmissionOptions = {}) {
     // Ignored, `storeTimeoutMS: 50` left the store's default timeout in force.
@@ -564,6 +564,12 @@ export class Admission {
             // The room it was woken for is this count's: taken, taken by
             // another first, or handed on by its give-back when TPM refuses it.
             owedRoom = false
+            // The window's reset is `waitMs` after it counted, not after its
+            // answer came (a Redis round trip, a busy loop): what the reset
+            // line (`wakeOlder`) tells one reset by. Read after, a caller
+            // whose answer came late looked due later than the reset, and
+            // the caller it was waiting ahead of took the window.
+            const countedAt = clock.now()
             const counted = this.#limits.count(provider, tokens, { deadline, neededMs })
             let limit: CountedDecision
             try {
@@ -632,19 +638,30 @@ export class Admission {
               // sooner took the window, and a caller waiting since the first
               // window was refused at its deadline while later ones went.
               const line = `${provider}\0${limit.limit}`
-              const dueAt = clock.now() + Math.min(waitMs, MAX_TIMER_MS)
+              const dueAt = countedAt + Math.min(waitMs, MAX_TIMER_MS)
+              // Woken by the reset line, not by a request given back: no
+              // room is owed on (`handOn`), none was given.
+              let byReset = false
               const woke = await wait(Math.min(waitMs, MAX_TIMER_MS), {
                 ...until,
                 wakeOn: (wake) => {
                   const offRoom = limits.onRoom(provider, limit.limit, wake, limit.roomSeen)
-                  const offReset = joinReset(this.#resets, line, { place, wake, dueAt })
+                  const offReset = joinReset(this.#resets, line, {
+                    place,
+                    dueAt,
+                    left: false,
+                    wake: () => {
+                      byReset = true
+                      wake()
+                    },
+                  })
                   return () => {
                     offRoom()
                     offReset()
                   }
                 },
               })
-              owedRoom = woke === 'woken' && limit.limit === 'rpm'
+              owedRoom = woke === 'woken' && !byReset && limit.limit === 'rpm'
               // At the reset: the callers before it in line that wait for the
               // same reset are woken first, and count before it.
               if (woke === 'timer' && wakeOlder(this.#resets, line, place, clock.now())) {
@@ -1029,24 +1046,53 @@ interface ResetWaiter {
   place: Place
   wake: () => void
   dueAt: number
+  /** Gone from the line (woken, or its wait ended): skipped, and dropped once at the head. */
+  left: boolean
+}
+
+/**
+ * The callers waiting for one limit's reset, in line order (`byPlace`) from
+ * `head`. An array with a head, not a set copied and sorted at each timer:
+ * at a reset every waiter's timer fires, and the copy made that n² (10,000
+ * waiters held the event loop ~400 ms each window).
+ */
+interface ResetLine {
+  waiters: ResetWaiter[]
+  head: number
 }
 
 /** `waiter` joins the callers waiting for one limit's reset (`line`); returns its leave. */
-function joinReset(
-  lines: Map<string, Set<ResetWaiter>>,
-  line: string,
-  waiter: ResetWaiter,
-): () => void {
-  let waiters = lines.get(line)
-  if (waiters === undefined) {
-    waiters = new Set()
-    lines.set(line, waiters)
+function joinReset(lines: Map<string, ResetLine>, line: string, waiter: ResetWaiter): () => void {
+  let queue = lines.get(line)
+  if (queue === undefined) {
+    queue = { waiters: [], head: 0 }
+    lines.set(line, queue)
   }
-  const own = waiters
-  own.add(waiter)
+  const own = queue
+  // In line order, found by halves (a caller back after a refused count
+  // keeps its earlier place, ahead of every newer waiter: a scan from the
+  // end made a reset of 10,000 waiters n²).
+  const waiters = own.waiters
+  let low = own.head
+  let high = waiters.length
+  if (high > low && byPlace((waiters[high - 1] as ResetWaiter).place, waiter.place) > 0) {
+    while (low < high) {
+      const mid = (low + high) >>> 1
+      if (byPlace((waiters[mid] as ResetWaiter).place, waiter.place) < 0) low = mid + 1
+      else high = mid
+    }
+    waiters.splice(low, 0, waiter)
+  } else waiters.push(waiter)
   return () => {
-    own.delete(waiter)
-    if (own.size === 0 && lines.get(line) === own) lines.delete(line)
+    if (waiter.left) return
+    waiter.left = true
+    while (own.head < own.waiters.length && (own.waiters[own.head] as ResetWaiter).left) own.head++
+    if (own.head === own.waiters.length) {
+      if (lines.get(line) === own) lines.delete(line)
+    } else if (own.head > 64 && own.head * 2 > own.waiters.length) {
+      own.waiters = own.waiters.slice(own.head)
+      own.head = 0
+    }
   }
 }
 
@@ -1057,16 +1103,20 @@ function joinReset(
  * Whether it woke any: the caller at `place` then lets them count first.
  */
 function wakeOlder(
-  lines: Map<string, Set<ResetWaiter>>,
+  lines: Map<string, ResetLine>,
   line: string,
   place: Place,
   now: number,
 ): boolean {
-  const waiters = lines.get(line)
-  if (waiters === undefined) return false
-  const older = [...waiters]
-    .filter((w) => w.dueAt <= now + 1 && byPlace(w.place, place) < 0)
-    .sort((a, b) => byPlace(a.place, b.place))
-  for (const w of older) w.wake()
+  const queue = lines.get(line)
+  if (queue === undefined) return false
+  const older: ResetWaiter[] = []
+  for (let i = queue.head; i < queue.waiters.length; i++) {
+    const waiter = queue.waiters[i] as ResetWaiter
+    // The rest come later in line.
+    if (byPlace(waiter.place, place) >= 0) break
+    if (!waiter.left && waiter.dueAt <= now + 1) older.push(waiter)
+  }
+  for (const waiter of older) waiter.wake()
   return older.length > 0
 }

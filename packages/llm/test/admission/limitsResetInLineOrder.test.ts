@@ -68,4 +68,58 @@ describe('callers waiting for a limits window count again at its reset in line o
       deadline.cancel(new Error('test over'))
     }
   })
+  // A count answered late (a Redis round trip, an event loop busy as the answer came): the
+  // caller's wait for the reset was dated from the answer, ms after the window counted it, and
+  // the newcomer whose answer came at once was the one woken "in line order" (review R2).
+  it('the one waiting longest takes the reset though its count was answered 3 ms late', async () => {
+    vi.useFakeTimers({ toFake: ['Date'] })
+    vi.setSystemTime(1_000_000)
+    const clock = new ManualClock(0)
+    let lag: Promise<void> | undefined
+    class SlowLimits extends ProviderLimits {
+      override async count(...args: Parameters<ProviderLimits['count']>) {
+        const decision = await super.count(...args)
+        if (lag) await lag
+        return decision
+      }
+    }
+    const limits = new SlowLimits({ limits: { acme: { rpm: 1 } }, windowMs: 1000, logger: quiet })
+    const admission = new Admission({ clock, limits, logger: quiet })
+    const deadline = Deadline.after(10_000, { clock })
+    const acquire = () => admission.acquire({ provider: 'acme', deadline, neededMs: 0 })
+    const settle = async () => {
+      for (let i = 0; i < 50; i++) await new Promise((resolve) => setImmediate(resolve))
+    }
+    const step = async (dateMs: number, clockMs: number) => {
+      vi.setSystemTime(dateMs)
+      clock.advance(clockMs - clock.now())
+      await settle()
+    }
+    try {
+      await acquire()
+      let open = () => {}
+      lag = new Promise<void>((resolve) => {
+        open = resolve
+      })
+      await step(1_000_001, 1)
+      const first = acquire()
+      const firstDone = settledFlag(first)
+      await settle()
+      await step(1_000_001, 4) // its answer read 3 ms after the window counted it
+      lag = undefined
+      open()
+      await settle()
+      await step(1_000_500, 500)
+      const later = acquire()
+      const laterDone = settledFlag(later)
+      await settle()
+      await step(1_001_000, 1000)
+      await step(1_001_000, 1001)
+      expect(firstDone()).toBe(true)
+      expect(laterDone()).toBe(false)
+      ;((await first) as AdmissionPermit).release()
+    } finally {
+      deadline.cancel(new Error('test over'))
+    }
+  })
 })
