@@ -42,7 +42,7 @@ it('deadline.defaultMs of 20 ms is a bad argument (exit 2) naming the file and t
   const { config, run } = await gatewayWith({ defaultMs: 20 })
   expect(run.code).toBe(2)
   expect(run.stderr.trim().split('\n')).toEqual([
-    `hourglass gateway: ${config}: deadline.defaultMs: must be more than 25 ms, the time the gateway keeps to write its 504 before the deadline (got 20)`,
+    `hourglass gateway: ${config}: deadline.defaultMs: must be more than 35 ms: the deadline keeps at least 10 ms (the floor of its adaptive reserveMs) and the gateway 25 ms to write its 504, and every request without a deadline header would be answered 504 on arrival (got 20)`,
   ])
   expect(run.stdout).toBe('')
 })
@@ -51,7 +51,7 @@ it('deadline.maxMs of 20 ms alone, which the default budget follows, says so (ra
   const { config, run } = await gatewayWith({ maxMs: 20 })
   expect(run.code).toBe(2)
   expect(run.stderr.trim().split('\n')).toEqual([
-    `hourglass gateway: ${config}: deadline.defaultMs: must be more than 25 ms, the time the gateway keeps to write its 504 before the deadline (got 20; left out, defaultMs is deadline.maxMs)`,
+    `hourglass gateway: ${config}: deadline.defaultMs: must be more than 35 ms: the deadline keeps at least 10 ms (the floor of its adaptive reserveMs) and the gateway 25 ms to write its 504, and every request without a deadline header would be answered 504 on arrival (got 20; left out, defaultMs is deadline.maxMs)`,
   ])
 })
 

@@ -1,12 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import {
-  type Clock,
-  isClock,
-  MIN_RESERVE_MS,
-  resolveIngressOptions,
-  systemClock,
-  wait,
-} from '@hourglass/core'
+import { type Clock, isClock, resolveIngressOptions, systemClock, wait } from '@hourglass/core'
 import { closeIfOrphaned, deadline } from '@hourglass/express'
 import { createFetch, type HourglassFetch } from '@hourglass/fetch'
 import express, {
@@ -18,6 +11,7 @@ import express, {
 } from 'express'
 
 import { createAdapters, targetKey } from './call/createAdapters.js'
+import { defaultBudgetProblem } from './config/defaultBudgetProblem.js'
 import { GatewayConfigError } from './config/GatewayConfigError.js'
 import type { GatewayConfig } from './config/gatewayConfigSchema.js'
 import { parseGatewayConfig } from './config/parseGatewayConfig.js'
@@ -216,39 +210,19 @@ function buildGateway(
     options.replyReserveMs,
     DEFAULT_REPLY_RESERVE_MS,
   )
-  if (replyReserveMs >= valid.deadline.defaultMs) {
+  if (options.replyReserveMs !== undefined && replyReserveMs >= valid.deadline.defaultMs) {
     // The handler's deadline is the request's less this: as large as the
     // default budget, every request that names no budget would be a 504 at 0 ms.
     throw optionError(
       taker,
       'replyReserveMs',
-      `less than the config's deadline.defaultMs (${valid.deadline.defaultMs} ms)${options.replyReserveMs === undefined ? `; its default is ${DEFAULT_REPLY_RESERVE_MS} ms, so set it lower or raise deadline.defaultMs${valid.deadline.defaultMs === valid.deadline.maxMs ? ' (left out, it is deadline.maxMs)' : ''}` : ''}`,
+      `less than the config's deadline.defaultMs (${valid.deadline.defaultMs} ms)`,
       replyReserveMs,
     )
   }
-  // The ingress deadline keeps its own reserve off every budget first (the
-  // config's reserveMs, else at least the adaptive one's floor), then the
-  // handler keeps replyReserveMs: where the two took the whole default
-  // budget (`defaultMs: 30`, or `defaultMs: 1000` with `reserveMs: 980`), the
-  // config was accepted and every request without a deadline header was a
-  // 504 on arrival, no provider asked. Said at the config's field.
-  const ingressReserveMs = mountDeadline ? (valid.deadline.reserveMs ?? MIN_RESERVE_MS) : 0
-  const { defaultMs } = valid.deadline
-  if (replyReserveMs + ingressReserveMs >= defaultMs) {
-    const follows =
-      defaultMs === valid.deadline.maxMs ? '; left out, defaultMs is deadline.maxMs' : ''
-    throw new GatewayConfigError([
-      valid.deadline.reserveMs === undefined
-        ? {
-            field: 'deadline.defaultMs',
-            message: `must be more than ${MIN_RESERVE_MS + replyReserveMs} ms: the deadline keeps at least ${MIN_RESERVE_MS} ms (the floor of its adaptive reserveMs) and the gateway ${replyReserveMs} ms to write its 504, and every request without a deadline header would be answered 504 on arrival (got ${defaultMs}${follows})`,
-          }
-        : {
-            field: 'deadline.reserveMs',
-            message: `must be less than ${defaultMs - replyReserveMs} ms, deadline.defaultMs less the ${replyReserveMs} ms the gateway keeps to write its 504: every request without a deadline header would be answered 504 on arrival (got ${valid.deadline.reserveMs})`,
-          },
-    ])
-  }
+  // Said at the config's field: the reserves left nothing of the default budget.
+  const budgetProblem = defaultBudgetProblem(valid.deadline, replyReserveMs, mountDeadline)
+  if (budgetProblem !== undefined) throw new GatewayConfigError([budgetProblem])
   // What deadline() below will refuse of the config's budgets (a maxMs under
   // its reserve's floor), refused here, before anything is opened: thrown
   // there, the metrics' listeners (and an own Redis client) were left behind.

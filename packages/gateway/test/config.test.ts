@@ -525,8 +525,10 @@ describe('gateway config validation names the field', () => {
       /^createGateway: replyReserveMs must be less than the config's deadline.defaultMs \(1000 ms\), got 1000$/,
     )
     expect(optionErrorCode(given)).toBe('GATEWAY_OPTION_INVALID')
-    // The default (25 ms) is named as such when it is what does not fit.
-    expect(() => createGateway(config(20))).toThrow(/its default is 25 ms/)
+    // Left at its default (25 ms), it is the config's default budget that is too short: said at its field.
+    expect(() => createGateway(config(20))).toThrow(
+      /deadline\.defaultMs: must be more than 30 ms: the deadline keeps its reserveMs \(5 ms\) and the gateway 25 ms/,
+    )
     expect(() => createGateway(config(1000), { replyReserveMs: 994 }).close()).not.toThrow()
     expect(() => createGateway(config(31)).close()).not.toThrow()
   })

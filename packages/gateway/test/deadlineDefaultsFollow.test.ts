@@ -91,10 +91,10 @@ describe('deadline.defaultMs and deadline.maxMs, one left out, follow the other'
 
   it('createGateway names maxMs as the one to raise when the default budget follows it', () => {
     expect(() => createGateway(config({ maxMs: 20 }))).toThrow(
-      /raise deadline\.defaultMs \(left out, it is deadline\.maxMs\)/,
+      /deadline\.defaultMs: must be more than 35 ms: .* \(got 20; left out, defaultMs is deadline\.maxMs\)$/,
     )
     expect(() => createGateway(config({ defaultMs: 20 }))).toThrow(
-      /raise deadline\.defaultMs, got 25$/,
+      /deadline\.defaultMs: must be more than 35 ms: .* \(got 20\)$/,
     )
   })
 
