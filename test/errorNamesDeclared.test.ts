@@ -6,7 +6,18 @@ import { expect, it } from 'vitest'
 // renamed them (`e: deadline exceeded …` in every log line, stack and span).
 // One left without it is named whatever the minifier calls it; this test
 // names it. (core/test/errorNamesSurviveMinify.test.ts shows the rename.)
-const packages = ['core', 'fetch', 'llm', 'gateway', 'bullmq', 'express', 'grpc', 'otel', 'testkit']
+const packages = [
+  'core',
+  'fetch',
+  'llm',
+  'gateway',
+  'bullmq',
+  'express',
+  'grpc',
+  'otel',
+  'testkit',
+  'cli',
+]
 
 it('every exported Hourglass error class declares its own errorName, equal to its class name', async () => {
   const checked: string[] = []
@@ -14,7 +25,12 @@ it('every exported Hourglass error class declares its own errorName, equal to it
   for (const name of packages) {
     const exported: Record<string, unknown> = await import(`@hourglass/${name}`)
     for (const [key, value] of Object.entries(exported)) {
-      if (typeof value !== 'function' || !(value.prototype instanceof HourglassError)) continue
+      if (
+        typeof value !== 'function' ||
+        !(value === HourglassError || value.prototype instanceof HourglassError)
+      ) {
+        continue
+      }
       checked.push(`${name}.${key}`)
       const declared = Object.hasOwn(value, 'errorName')
         ? (value as { errorName?: unknown }).errorName

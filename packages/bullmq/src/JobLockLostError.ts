@@ -24,7 +24,7 @@ export type JobLockLostWhy = 'renewal_failed' | 'worker_closed'
  * not as a `failedReason`.
  */
 export class JobLockLostError extends HourglassError {
-  static readonly errorName: string = 'JobLockLostError'
+  static override readonly errorName: string = 'JobLockLostError'
   static readonly code = 'JOB_LOCK_LOST'
   readonly jobId: string
   readonly queue: string

@@ -5,7 +5,7 @@ import { HourglassError, hasErrorCode } from '@hourglass/core'
  * and exits 2.
  */
 export class UsageError extends HourglassError {
-  static readonly errorName: string = 'UsageError'
+  static override readonly errorName: string = 'UsageError'
   static readonly code = 'CLI_USAGE'
   constructor(message: string, options?: ErrorOptions) {
     super(UsageError.code, message, options)

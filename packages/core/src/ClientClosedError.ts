@@ -5,7 +5,7 @@ import { HourglassError, hasErrorCode } from './HourglassError.js'
  * complete. Work done on its behalf should stop; nobody is left to answer.
  */
 export class ClientClosedError extends HourglassError {
-  static readonly errorName: string = 'ClientClosedError'
+  static override readonly errorName: string = 'ClientClosedError'
   static readonly code = 'CLIENT_CLOSED'
 
   constructor(message = 'the client closed the connection before the response was complete') {

@@ -21,7 +21,7 @@ export interface DeadlineExceededDetails {
  * did an app's handler answering `err.status ?? err.statusCode ?? 500`.
  */
 export class DeadlineExceededError extends HourglassError {
-  static readonly errorName: string = 'DeadlineExceededError'
+  static override readonly errorName: string = 'DeadlineExceededError'
   static readonly code = 'DEADLINE_EXCEEDED'
   readonly budgetMs: number
   readonly elapsedMs: number

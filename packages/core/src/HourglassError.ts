@@ -8,6 +8,7 @@ const MARKER = Symbol.for('@hourglass/error')
  * working when two copies of a package end up installed side by side.
  */
 export class HourglassError extends Error {
+  static readonly errorName: string = 'HourglassError'
   readonly code: string
 
   constructor(code: string, message: string, options?: ErrorOptions) {

@@ -73,8 +73,14 @@ function foreignOps(clock: unknown): ManualClockOps | undefined {
   if (typeof clock !== 'object' || clock === null) return undefined
   try {
     const ops = (clock as { [OPS]?: unknown })[OPS]
-    return typeof ops === 'object' && ops !== null && ops !== own
-      ? (ops as ManualClockOps)
+    if (typeof ops !== 'object' || ops === null || ops === own) return undefined
+    // Each one a function, or none is used: a clock carrying something else
+    // under the key (`{}`) made Deadline.after throw "… is not a function".
+    const { wholeTimeout, firesExactly, dueAt } = ops as Partial<ManualClockOps>
+    return typeof wholeTimeout === 'function' &&
+      typeof firesExactly === 'function' &&
+      typeof dueAt === 'function'
+      ? { wholeTimeout, firesExactly, dueAt }
       : undefined
   } catch {
     return undefined // a revoked Proxy, a throwing getter

@@ -7,7 +7,7 @@ import { HourglassError } from './HourglassError.js'
  * left and report only the last run.
  */
 export class SliceAlreadyStartedError extends HourglassError {
-  static readonly errorName: string = 'SliceAlreadyStartedError'
+  static override readonly errorName: string = 'SliceAlreadyStartedError'
   static readonly code = 'SLICE_ALREADY_STARTED'
   readonly slice: string
 
@@ -19,7 +19,7 @@ export class SliceAlreadyStartedError extends HourglassError {
 
 /** `end(name)` for a slice that was never started. */
 export class SliceNotStartedError extends HourglassError {
-  static readonly errorName: string = 'SliceNotStartedError'
+  static override readonly errorName: string = 'SliceNotStartedError'
   static readonly code = 'SLICE_NOT_STARTED'
   readonly slice: string
 

@@ -8,7 +8,7 @@ import { HourglassError } from './HourglassError.js'
  * own failure.
  */
 export class UnknownSliceError extends HourglassError {
-  static readonly errorName: string = 'UnknownSliceError'
+  static override readonly errorName: string = 'UnknownSliceError'
   static readonly code = 'UNKNOWN_SLICE'
   /** The name asked for (shown as `describeValue` does when not a string). */
   readonly slice: string

@@ -1,6 +1,7 @@
 import {
   ClientClosedError,
   DeadlineExceededError,
+  HourglassError,
   SliceAlreadyStartedError,
   SliceNotStartedError,
   UnknownSliceError,
@@ -14,6 +15,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 // declare their `errorName` the same way: `test/errorNamesDeclared.test.ts`
 // at the repo's root checks each one.)
 const classes = {
+  HourglassError: () => new HourglassError('SOME_CODE', 'something'),
   DeadlineExceededError: () => new DeadlineExceededError({ budgetMs: 10, elapsedMs: 10 }),
   ClientClosedError: () => new ClientClosedError(),
   UnknownSliceError: () => new UnknownSliceError('x', ['a']),
@@ -21,6 +23,7 @@ const classes = {
   SliceNotStartedError: () => new SliceNotStartedError('a'),
 }
 const types = {
+  HourglassError,
   DeadlineExceededError,
   ClientClosedError,
   UnknownSliceError,

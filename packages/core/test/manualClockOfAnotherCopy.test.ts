@@ -52,4 +52,20 @@ describe('a ManualClock of another installed copy of core', () => {
     // no setTimeout call at all, where steps made 512 of them.
     expect(clock.calls).toBe(0)
   })
+
+  it('a clock carrying something else under the key is a plain clock, never a throw', () => {
+    const key = Symbol.for('@hourglass/core.manualClockOps.v1')
+    for (const ops of [{}, { firesExactly: () => true }, null, 'ops']) {
+      const base = new ManualClock()
+      const clock = {
+        now: () => base.now(),
+        setTimeout: (callback: () => void, ms: number) => base.setTimeout(callback, ms),
+        clearTimeout: (handle: unknown) => base.clearTimeout(handle),
+        [key]: ops,
+      }
+      const deadline = Deadline.after(5, { clock })
+      base.advance(5)
+      expect(deadline.expired).toBe(true)
+    }
+  })
 })

@@ -15,7 +15,7 @@ export interface EgressErrorDetails {
 
 /** The base of every outbound-phase failure: which phase, how long in, how many bytes had arrived. */
 export class EgressError extends HourglassError {
-  static readonly errorName: string = 'EgressError'
+  static override readonly errorName: string = 'EgressError'
   readonly phase: EgressPhase
   readonly elapsedMs: number
   readonly bytesReceived: number

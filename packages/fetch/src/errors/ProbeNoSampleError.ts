@@ -8,7 +8,7 @@ import { withoutQuery } from './withoutQuery.js'
  * properties of undefined (reading 'medianMs')").
  */
 export class ProbeNoSampleError extends HourglassError {
-  static readonly errorName: string = 'ProbeNoSampleError'
+  static override readonly errorName: string = 'ProbeNoSampleError'
   static readonly code = 'PROBE_NO_SAMPLE'
 
   constructor(url: string) {

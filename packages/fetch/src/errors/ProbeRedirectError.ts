@@ -9,7 +9,7 @@ import { withoutQuery } from './withoutQuery.js'
  * figure, and a limit suggested from them would cut every call.
  */
 export class ProbeRedirectError extends HourglassError {
-  static readonly errorName: string = 'ProbeRedirectError'
+  static override readonly errorName: string = 'ProbeRedirectError'
   static readonly code = 'PROBE_REDIRECTED'
   /** The redirect's status: 301, 302, 303, 307 or 308. */
   readonly status: number

@@ -13,7 +13,7 @@ import { withoutQuery } from './withoutQuery.js'
  * would answer the same. Not an `EgressError`: no phase failed.
  */
 export class RedirectWithStreamBodyError extends HourglassError {
-  static readonly errorName: string = 'RedirectWithStreamBodyError'
+  static override readonly errorName: string = 'RedirectWithStreamBodyError'
   static readonly code = 'REDIRECT_WITH_STREAM_BODY'
   /** The redirect's status: 301, 302, 307 or 308. */
   readonly status: number

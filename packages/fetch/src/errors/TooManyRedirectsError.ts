@@ -7,7 +7,7 @@ import { HourglassError, hasErrorCode } from '@hourglass/core'
  * chain, every hop of which a server has already answered.
  */
 export class TooManyRedirectsError extends HourglassError {
-  static readonly errorName: string = 'TooManyRedirectsError'
+  static override readonly errorName: string = 'TooManyRedirectsError'
   static readonly code = 'TOO_MANY_REDIRECTS'
   /** The redirects followed before fetch gave up. */
   readonly redirects: number

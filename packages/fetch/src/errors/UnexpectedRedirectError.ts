@@ -10,7 +10,7 @@ import { withoutQuery } from './withoutQuery.js'
  * same. Not an `EgressError`: no phase failed.
  */
 export class UnexpectedRedirectError extends HourglassError {
-  static readonly errorName: string = 'UnexpectedRedirectError'
+  static override readonly errorName: string = 'UnexpectedRedirectError'
   static readonly code = 'UNEXPECTED_REDIRECT'
   /** The redirect's status (301, 302, 303, 307 or 308). */
   readonly status: number

@@ -33,7 +33,7 @@ export type UrlRefusal =
  * phase ran.
  */
 export class UrlRefusedError extends HourglassError {
-  static readonly errorName: string = 'UrlRefusedError'
+  static override readonly errorName: string = 'UrlRefusedError'
   static readonly code = 'URL_REFUSED'
   readonly reason: UrlRefusal
   /** The refused URL's scheme and, for a bad port, host and port and path (never the query); an invalid Location's text up to its query. */

@@ -16,7 +16,7 @@ export interface ConfigProblem {
  * quoted back.
  */
 export class GatewayConfigError extends HourglassError {
-  static readonly errorName: string = 'GatewayConfigError'
+  static override readonly errorName: string = 'GatewayConfigError'
   static readonly code = GATEWAY_CONFIG_INVALID
   readonly problems: ConfigProblem[]
   /** The file the config came from, when loaded from one. */

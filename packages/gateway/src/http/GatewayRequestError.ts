@@ -8,7 +8,7 @@ export const GATEWAY_REQUEST = 'GATEWAY_REQUEST'
  * as one (a provider's that ended in an error). Carries the OpenAI error fields.
  */
 export class GatewayRequestError extends HourglassError {
-  static readonly errorName: string = 'GatewayRequestError'
+  static override readonly errorName: string = 'GatewayRequestError'
   static readonly code = GATEWAY_REQUEST
   readonly status: number
   /** OpenAI's `error.type` (`invalid_request_error`). */

@@ -8,7 +8,7 @@ export const GATEWAY_SHUTDOWN = 'GATEWAY_SHUTDOWN'
  * elsewhere), not as the client's hang-up or a deadline. @internal
  */
 export class GatewayShutdownError extends HourglassError {
-  static readonly errorName: string = 'GatewayShutdownError'
+  static override readonly errorName: string = 'GatewayShutdownError'
   static readonly code = GATEWAY_SHUTDOWN
   constructor() {
     super(GATEWAY_SHUTDOWN, 'the gateway is shutting down')

@@ -28,7 +28,7 @@ export interface BudgetExceededDetails {
  * them all); the figures are that last refusal's.
  */
 export class BudgetExceededError extends HourglassError {
-  static readonly errorName: string = 'BudgetExceededError'
+  static override readonly errorName: string = 'BudgetExceededError'
   static readonly code = 'BUDGET_EXCEEDED'
   readonly limitUsd: number
   readonly spentUsd: number

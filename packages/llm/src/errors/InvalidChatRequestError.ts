@@ -25,7 +25,7 @@ export const PROVIDER_REFUSES_VALUE = 'provider_value'
  * not an array), or a field a dialect cannot translate. `field` names the culprit.
  */
 export class InvalidChatRequestError extends HourglassError {
-  static readonly errorName: string = 'InvalidChatRequestError'
+  static override readonly errorName: string = 'InvalidChatRequestError'
   static readonly code = INVALID_CHAT_REQUEST
   /** A path such as `messages[2].role`. */
   readonly field: string

@@ -19,7 +19,7 @@ export interface KeysRetiredDetails {
  * back to another provider.
  */
 export class KeysRetiredError extends HourglassError {
-  static readonly errorName: string = 'KeysRetiredError'
+  static override readonly errorName: string = 'KeysRetiredError'
   static readonly code = 'KEYS_RETIRED'
   readonly provider: string
   readonly keyIds: string[]

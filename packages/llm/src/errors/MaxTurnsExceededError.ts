@@ -3,7 +3,7 @@ import type { ChatMessage } from '../types.js'
 
 /** The agent loop hit `maxTurns`: the hard circuit breaker against a model that never stops calling tools. */
 export class MaxTurnsExceededError extends HourglassError {
-  static readonly errorName: string = 'MaxTurnsExceededError'
+  static override readonly errorName: string = 'MaxTurnsExceededError'
   static readonly code = 'MAX_TURNS_EXCEEDED'
   readonly maxTurns: number
   /** The history when the breaker tripped: it ends with the last turn's tool calls, not run. */

@@ -22,7 +22,7 @@ export interface ModelUnavailableDetails {
  * next: a cached answer, another route, or an error page.
  */
 export class ModelUnavailableError extends HourglassError {
-  static readonly errorName: string = 'ModelUnavailableError'
+  static override readonly errorName: string = 'ModelUnavailableError'
   static readonly code = 'MODEL_UNAVAILABLE'
   readonly attempts: number
   readonly causes: ModelFailure[]

@@ -38,7 +38,7 @@ export interface OutputTruncatedDetails {
  * truncated answer is usable.
  */
 export class OutputTruncatedError extends HourglassError {
-  static readonly errorName: string = 'OutputTruncatedError'
+  static override readonly errorName: string = 'OutputTruncatedError'
   static readonly code = 'OUTPUT_TRUNCATED'
   readonly response: ChatResponse
   readonly recoveries: string[]

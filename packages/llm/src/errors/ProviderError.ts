@@ -38,7 +38,7 @@ export type NormalizedErrorWithUsage = NormalizedError & {
  * log line never needs to know the provider's dialect.
  */
 export class ProviderError extends HourglassError {
-  static readonly errorName: string = 'ProviderError'
+  static override readonly errorName: string = 'ProviderError'
   static readonly code = 'PROVIDER_ERROR'
   readonly provider: string
   readonly model: string

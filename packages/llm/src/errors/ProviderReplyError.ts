@@ -10,7 +10,7 @@ export const PROVIDER_REPLY = 'PROVIDER_REPLY'
  * normalised error so policy code can decide without knowing the dialect.
  */
 export class ProviderReplyError extends HourglassError {
-  static readonly errorName: string = 'ProviderReplyError'
+  static override readonly errorName: string = 'ProviderReplyError'
   static readonly code = PROVIDER_REPLY
   readonly error: NormalizedError
 

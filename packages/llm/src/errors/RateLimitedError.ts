@@ -61,7 +61,7 @@ export interface RateLimitedDetails {
  * once rather than sending a request just to learn the limit still holds.
  */
 export class RateLimitedError extends HourglassError {
-  static readonly errorName: string = 'RateLimitedError'
+  static override readonly errorName: string = 'RateLimitedError'
   static readonly code = 'RATE_LIMITED'
   readonly provider: string
   readonly model: string | undefined

@@ -13,7 +13,7 @@ export interface RepairFailedDetails {
 
 /** The answer still failed validation after `maxRepairs` repair turns. */
 export class RepairFailedError extends HourglassError {
-  static readonly errorName: string = 'RepairFailedError'
+  static override readonly errorName: string = 'RepairFailedError'
   static readonly code = 'REPAIR_FAILED'
   readonly errors: unknown[]
   readonly lastResponse: ChatResponse

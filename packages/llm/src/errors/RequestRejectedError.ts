@@ -23,7 +23,7 @@ export interface RequestRejectedDetails {
  * other reasons (an overload, a model not found): `causes` names them all.
  */
 export class RequestRejectedError extends HourglassError {
-  static readonly errorName: string = 'RequestRejectedError'
+  static override readonly errorName: string = 'RequestRejectedError'
   static readonly code = 'REQUEST_REJECTED'
   readonly kind: ErrorKind
   readonly status: number

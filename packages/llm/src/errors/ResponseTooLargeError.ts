@@ -26,7 +26,7 @@ export interface ResponseTooLargeDetails {
  * it), with this error as its `cause`. A fallback model may still be asked.
  */
 export class ResponseTooLargeError extends HourglassError {
-  static readonly errorName: string = 'ResponseTooLargeError'
+  static override readonly errorName: string = 'ResponseTooLargeError'
   static readonly code = RESPONSE_TOO_LARGE
   readonly provider: string
   readonly model: string

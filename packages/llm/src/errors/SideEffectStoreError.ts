@@ -10,7 +10,7 @@ import { describeError } from './describeError.js'
  * already ran is found there.
  */
 export class SideEffectStoreError extends HourglassError {
-  static readonly errorName: string = 'SideEffectStoreError'
+  static override readonly errorName: string = 'SideEffectStoreError'
   static readonly code = 'SIDE_EFFECT_STORE_FAILED'
   /** The operation key whose record could not be read. */
   readonly key: string

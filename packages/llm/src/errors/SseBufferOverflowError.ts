@@ -9,7 +9,7 @@ export const SSE_BUFFER_OVERFLOW = 'SSE_BUFFER_OVERFLOW'
  * process's memory.
  */
 export class SseBufferOverflowError extends HourglassError {
-  static readonly errorName: string = 'SseBufferOverflowError'
+  static override readonly errorName: string = 'SseBufferOverflowError'
   static readonly code = SSE_BUFFER_OVERFLOW
   /** The cap that was exceeded, in the unit named by the option that set it. */
   readonly limit: number

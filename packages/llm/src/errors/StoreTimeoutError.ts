@@ -10,7 +10,7 @@ import { HourglassError, hasErrorCode } from '@hourglass/core'
  * store answered with by this code.
  */
 export class StoreTimeoutError extends HourglassError {
-  static readonly errorName: string = 'StoreTimeoutError'
+  static override readonly errorName: string = 'StoreTimeoutError'
   static readonly code = 'STORE_TIMEOUT'
   /** The bound that passed, in ms. */
   readonly timeoutMs: number

@@ -22,7 +22,7 @@ export interface StreamInterruptedDetails {
  * decides — show it, continue it, or start over knowingly.
  */
 export class StreamInterruptedError extends HourglassError {
-  static readonly errorName: string = 'StreamInterruptedError'
+  static override readonly errorName: string = 'StreamInterruptedError'
   static readonly code = 'STREAM_INTERRUPTED'
   readonly model: string
   readonly provider: string

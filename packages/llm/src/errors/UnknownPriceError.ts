@@ -7,7 +7,7 @@ import { HourglassError, hasErrorCode } from '@hourglass/core'
  * count such models as free instead.
  */
 export class UnknownPriceError extends HourglassError {
-  static readonly errorName: string = 'UnknownPriceError'
+  static override readonly errorName: string = 'UnknownPriceError'
   static readonly code = 'UNKNOWN_PRICE'
   readonly model: string
   /**
