@@ -53,8 +53,8 @@ export function drainOnSignals(
     // config, reopen its logs); only where it would have ended the process
     // is it a stop, drained.
     if (signal === 'SIGHUP' && handledElsewhere) return
-    // The drain (and with it our listeners' release: `close()` releases
-    // them) starts once this signal's other listeners have run: one that
+    // The drain (and with it our listeners' release: `drain` lets go of
+    // them first) starts once this signal's other listeners have run: one that
     // ends the process when it is the last listener left (signal-exit, which
     // execa, ora and write-file-atomic load) would otherwise see itself
     // alone and kill the process before the drain.

@@ -353,12 +353,14 @@ async function answer(
     ) {
       return response
     }
-    // Its tools run only once it is remembered: a read that failed once (a
-    // Redis blip) and worked by the tool's ran the tool on an answer the
-    // store never held, and a rerun asked the model again, which worded the
-    // email anew — another key, the email sent twice. Still unreadable, this
-    // is the SideEffectStoreError the run fails with, before any tool runs;
-    // an answer another run remembered meanwhile is the one acted on.
+    // Its tools run only once the store has been read again and handed the
+    // answer (its write, as every record's, is not awaited: see sideEffect):
+    // a read that failed once (a Redis blip) and worked by the tool's ran
+    // the tool on an answer the store was never given, and a rerun asked the
+    // model again, which worded the email anew — another key, the email sent
+    // twice. Still unreadable, this is the SideEffectStoreError the run
+    // fails with, before any tool runs; an answer another run remembered
+    // meanwhile is the one acted on.
     const kept = await sideEffect<RememberedAnswer | ChatResponse>(
       key,
       () => rememberAnswer(response, cut),

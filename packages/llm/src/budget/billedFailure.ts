@@ -100,8 +100,7 @@ export function chargeBilledFailure(
       return budget.recordEstimate(
         model,
         request,
-        budget.worstOutputTokens(model, request.maxTokens, provider) +
-          predictedOutputTokens(request),
+        worstBilledOutput(budget, model, request, provider),
         provider,
         undefined,
         dialect,
@@ -121,7 +120,7 @@ export function chargeBilledFailure(
 function withOutputSoFar(
   budget: CostBudget,
   model: string,
-  request: Pick<ChatRequest, 'maxTokens'>,
+  request: Pick<ChatRequest, 'maxTokens' | 'extra'>,
   usage: Usage,
   outputWeight: number,
   provider: string | undefined,
@@ -146,7 +145,8 @@ export function deliveredTokens(weight: number): number {
  * The output an attempt whose usage is unknown is charged for output of
  * `textWeight` `weight` delivered: `deliveredTokens`, at most what the request lets the
  * provider bill — `maxTokens`, plus the price's `uncappedReasoningTokens`
- * (`CostBudget.worstOutputTokens`), what `estimate` held for it. Characters
+ * (`CostBudget.worstOutputTokens`), and a prediction's tokens (`worstBilledOutput`):
+ * what `estimate` held for it. Characters
  * are a guess at tokens (a token can be many: a run of spaces, a repeated
  * string, a long number), and uncapped, 40,000 characters answered to a
  * request capped at 100 tokens were charged 10,000.
@@ -154,13 +154,30 @@ export function deliveredTokens(weight: number): number {
 export function estimatedOutputTokens(
   budget: CostBudget,
   model: string,
-  request: Pick<ChatRequest, 'maxTokens'>,
+  request: Pick<ChatRequest, 'maxTokens' | 'extra'>,
   weight: number,
   provider?: string,
 ): number {
-  return Math.min(
-    deliveredTokens(weight),
-    budget.worstOutputTokens(model, request.maxTokens, provider),
+  return Math.min(deliveredTokens(weight), worstBilledOutput(budget, model, request, provider))
+}
+
+/**
+ * The most output an attempt can be billed: `maxTokens` plus the price's
+ * `uncappedReasoningTokens` (`CostBudget.worstOutputTokens`), plus a
+ * prediction's tokens (billed as output when rejected, beyond the cap) —
+ * what `estimate` held for it. One figure for an answer lost whole and the
+ * cap on a charge by characters: capped at `maxTokens` alone, a stream cut
+ * after 8,000 characters of a predicted edit was charged 100 output tokens
+ * where 2,000 had come.
+ */
+function worstBilledOutput(
+  budget: CostBudget,
+  model: string,
+  request: Pick<ChatRequest, 'maxTokens' | 'extra'>,
+  provider: string | undefined,
+): number {
+  return (
+    budget.worstOutputTokens(model, request.maxTokens, provider) + predictedOutputTokens(request)
   )
 }
 

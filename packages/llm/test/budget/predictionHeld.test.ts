@@ -1,6 +1,7 @@
 import { reply } from '@hourglass/testkit'
 import { describe, expect, it } from 'vitest'
 import { openAICompatible } from '../../src/adapters/openAICompatible.js'
+import { chargeBilledFailure } from '../../src/budget/billedFailure.js'
 import { CostBudget } from '../../src/budget/CostBudget.js'
 import { callModel } from '../../src/call/callModel.js'
 import { isBudgetExceeded } from '../../src/errors/BudgetExceededError.js'
@@ -59,5 +60,25 @@ describe('a prediction is held as output', () => {
     })
     expect(fake.requests).toHaveLength(1)
     expect(budget.spentUsd).toBeGreaterThan(0)
+  })
+
+  it('a stream cut with its usage unknown is charged what was delivered, up to the cap and the prediction', () => {
+    // Input free, output $1 a token: the charge is the output counted.
+    const budget = new CostBudget({
+      limitUsd: 1e9,
+      prices: { m: { inputPerMTok: 0, outputPerMTok: 1e6 } },
+    })
+    // 8,000 characters delivered (~2,000 tokens) of an edit predicted at ~1,000
+    // tokens, capped at 100: capped at maxTokens alone it was charged 100.
+    // Input free: the estimate is the output held, maxTokens and the prediction.
+    const held = budget.estimate('m', request)
+    expect(held).toBeLessThan(2000)
+    expect(
+      chargeBilledFailure(budget, 'm', request, {
+        kind: 'cut',
+        outputWeight: 8000,
+        usage: undefined,
+      }),
+    ).toBe(held)
   })
 })
