@@ -86,6 +86,11 @@ export class RetryWaits {
   get ended(): boolean {
     return this.#reason !== undefined
   }
+
+  /** What `end` stopped the calls with (undici's ClientClosedError), or undefined. */
+  get reason(): unknown {
+    return this.#reason
+  }
 }
 
 /**
@@ -421,6 +426,14 @@ export class OutboundCall {
     const theirs = number > 1 ? this.init.theirDispatcher : undefined
     let refused = this.#refusal()
     if (refused === undefined && theirs !== undefined) refused = closedDispatcherError(theirs)
+    // fetch.close() since this retry was decided: a retry at once (a status
+    // without Retry-After, a refused connect, an empty read) enters no wait
+    // for close() to end, and went to the closed Agent — an `attempt` with
+    // its retryReason announced for a retry never sent, the caller's 503
+    // lost to undici's bare "The client is closed".
+    if (refused === undefined && number > 1 && this.init.waiting?.ended === true) {
+      refused = this.init.waiting.reason
+    }
     if (refused !== undefined) {
       if (number > 1) this.#abandon(refused)
       else driver.end(refused)

@@ -336,10 +336,12 @@ function emptyRead(value: EmptyReadRetry | undefined): EmptyReadRetry {
 
 function statuses(value: readonly number[] | undefined): readonly number[] {
   if (value === undefined) return []
-  const rule = 'an array of HTTP statuses (integers 100–599)'
+  // An answer below 400 is never retried (decideRetry): listed, it did nothing.
+  const rule =
+    'an array of HTTP error statuses (integers 400–599: an answer below 400 is never retried)'
   if (!Array.isArray(value)) throw optionError('retry.statuses', rule, value)
   const bad = value.findIndex(
-    (status) => !(Number.isInteger(status) && status >= 100 && status <= 599),
+    (status) => !(Number.isInteger(status) && status >= 400 && status <= 599),
   )
   if (bad !== -1) {
     // The entry itself: "got an array" would not say which value is wrong.
@@ -347,5 +349,7 @@ function statuses(value: readonly number[] | undefined): readonly number[] {
     error.message += ` at index ${bad}`
     throw error
   }
-  return value
+  // A copy: the caller's array changed afterwards (a push of '503', a 2xx)
+  // would change the rules unchecked.
+  return Object.freeze([...value])
 }

@@ -45,13 +45,13 @@ it('names the option and shows the bad value as every package does', () => {
 
 it('retry.statuses names the entry that is not a status, not just "an array"', () => {
   expect(message({ retry: { statuses: [429, 1000] } })).toBe(
-    'retry.statuses must be an array of HTTP statuses (integers 100–599), got 1000 at index 1',
+    'retry.statuses must be an array of HTTP error statuses (integers 400–599: an answer below 400 is never retried), got 1000 at index 1',
   )
   expect(message({ retry: { statuses: ['503'] } })).toBe(
-    "retry.statuses must be an array of HTTP statuses (integers 100–599), got '503' (a string) at index 0",
+    "retry.statuses must be an array of HTTP error statuses (integers 400–599: an answer below 400 is never retried), got '503' (a string) at index 0",
   )
   expect(message({ retry: { statuses: 503 } })).toBe(
-    'retry.statuses must be an array of HTTP statuses (integers 100–599), got 503',
+    'retry.statuses must be an array of HTTP error statuses (integers 400–599: an answer below 400 is never retried), got 503',
   )
 })
 

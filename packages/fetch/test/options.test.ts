@@ -97,7 +97,7 @@ describe('retry rules', () => {
     }
   })
 
-  it('statuses is a list of HTTP statuses (integers 100–599)', () => {
+  it('statuses is a list of HTTP error statuses (integers 400–599)', () => {
     for (const statuses of [503, '503', ['503'], [5.5], [1000], [Number.NaN]]) {
       expect(() => deadlineInterceptor({ retry: { statuses: statuses as never } })).toThrow(
         /statuses/,
