@@ -105,6 +105,10 @@ export function checkAdapterOptions(
       `${where}: headers must be an object of header names to values, got ${kindOf(headers)}`,
     )
   }
+  // One header to HTTP in any letter case: `X-Org` beside `x-org` sent one
+  // of the two values (the last), the other dropped without a word — as the
+  // gateway's config refuses it.
+  const seen = new Map<string, string>()
   for (const [key, value] of Object.entries(headers)) {
     const option = `headers[${quoted(key, 40)}]`
     if (!isHeaderName(key)) {
@@ -113,6 +117,13 @@ export function checkAdapterOptions(
       )
     }
     const lower = key.toLowerCase()
+    const first = seen.get(lower)
+    if (first !== undefined) {
+      throw new TypeError(
+        `${where}: ${option} repeats headers[${quoted(first, 40)}]: header names are one in any letter case, and only one of the two values would be sent (keep one)`,
+      )
+    }
+    seen.set(lower, key)
     const refused = Object.hasOwn(REFUSED_HEADERS, lower) ? REFUSED_HEADERS[lower] : undefined
     if (refused !== undefined) {
       throw new TypeError(`${where}: ${option} cannot be set: ${refused}`)

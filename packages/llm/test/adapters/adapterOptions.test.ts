@@ -92,6 +92,12 @@ describe('adapter options undici would refuse are refused when the adapter is ma
       /headers\["x-org\\r\\nx-evil"\] is not an HTTP header name/,
     ],
     ['an empty name', { '': 'v' }, /headers\[""\] is not an HTTP header name/],
+    // One header to HTTP: only the last value was sent, the other dropped without a word.
+    [
+      'a name repeated in another letter case',
+      { 'X-Org': 'a', 'x-org': 'b' },
+      /headers\["x-org"\] repeats headers\["X-Org"\]: header names are one in any letter case/,
+    ],
     [
       'a value with CRLF (header injection)',
       { 'x-org': `${SECRET}\r\nx-evil: 1` },
