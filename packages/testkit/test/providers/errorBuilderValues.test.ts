@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest'
 import { anthropicErrors } from '../../src/providers/errors/anthropicErrors.js'
 import { doubaoErrors } from '../../src/providers/errors/doubaoErrors.js'
 import { ernieErrors } from '../../src/providers/errors/ernieErrors.js'
+import { geminiErrors } from '../../src/providers/errors/geminiErrors.js'
 import { openAIErrors } from '../../src/providers/errors/openAIErrors.js'
 import { qwenErrors } from '../../src/providers/errors/qwenErrors.js'
 
@@ -104,25 +105,25 @@ describe('an error builder given a wait that is not one', () => {
       'openAIErrors.rateLimited retryAfterS NaN',
       () => openAIErrors.rateLimited({ retryAfterS: Number.NaN }),
       RangeError,
-      'openAIErrors.rateLimited(): retryAfterS must be a finite number ≥ 0, got NaN',
+      'openAIErrors.rateLimited(): retryAfterS must be a number from 0 to 1000000000, got NaN',
     ],
     [
       'openAIErrors.rateLimited retryAfterMs -1',
       () => openAIErrors.rateLimited({ retryAfterMs: -1 }),
       RangeError,
-      'openAIErrors.rateLimited(): retryAfterMs must be a finite number ≥ 0, got -1',
+      'openAIErrors.rateLimited(): retryAfterMs must be a number from 0 to 1000000000000, got -1',
     ],
     [
       'openAIErrors.rateLimited retryAfterS string',
       () => openAIErrors.rateLimited({ retryAfterS: '5' as never }),
       TypeError,
-      /retryAfterS must be a finite number ≥ 0, got '5'/,
+      /retryAfterS must be a number from 0 to 1000000000, got '5'/,
     ],
     [
       'anthropicErrors.rateLimited retryAfterS NaN',
       () => anthropicErrors.rateLimited({ retryAfterS: Number.NaN }),
       RangeError,
-      'anthropicErrors.rateLimited(): retryAfterS must be a finite number ≥ 0, got NaN',
+      'anthropicErrors.rateLimited(): retryAfterS must be a number from 0 to 1000000000, got NaN',
     ],
     [
       'anthropicErrors.rateLimited retryAfterS Infinity',
@@ -134,7 +135,38 @@ describe('an error builder given a wait that is not one', () => {
       'anthropicErrors.monthlySpendLimit retryAfterS -5',
       () => anthropicErrors.monthlySpendLimit({ retryAfterS: -5 }),
       RangeError,
-      /monthlySpendLimit\(\): retryAfterS must be a finite number ≥ 0, got -5/,
+      /monthlySpendLimit\(\): retryAfterS must be a number from 0 to 1000000000, got -5/,
+    ],
+    // Past the largest Date: Anthropic's reset threw "Invalid time value"; OpenAI's read "InfinityhNaNmNaNs".
+    [
+      'anthropicErrors.rateLimited retryAfterS 9e12',
+      () => anthropicErrors.rateLimited({ retryAfterS: 9e12 }),
+      RangeError,
+      /got 9000000000000/,
+    ],
+    [
+      'openAIErrors.rateLimited retryAfterS 1e308',
+      () => openAIErrors.rateLimited({ retryAfterS: 1e308 }),
+      RangeError,
+      /retryAfterS must be a number from 0 to 1000000000/,
+    ],
+    [
+      "geminiErrors.resourceExhausted retryDelay 'NaNs'",
+      () => geminiErrors.resourceExhausted({ retryDelay: 'NaNs' }),
+      TypeError,
+      /geminiErrors\.resourceExhausted\(\): retryDelay must be a duration as Gemini writes it/,
+    ],
+    [
+      'geminiErrors.resourceExhausted retryDelay 34 (a number)',
+      () => geminiErrors.resourceExhausted({ retryDelay: 34 as never }),
+      RangeError,
+      /retryDelay must be a duration as Gemini writes it \('34s', '0\.05s'\), got 34/,
+    ],
+    [
+      "geminiErrors.resourceExhausted retryDelay '-5s'",
+      () => geminiErrors.resourceExhausted({ retryDelay: '-5s' }),
+      TypeError,
+      /got '-5s'/,
     ],
   ])('%s throws naming the builder and the option', (_name, build, type, message) => {
     expect(build).toThrow(type)
@@ -146,5 +178,7 @@ describe('an error builder given a wait that is not one', () => {
     expect(openAIErrors.rateLimited({ retryAfterMs: 200 }).headers?.['retry-after-ms']).toBe('200')
     expect(anthropicErrors.rateLimited({ retryAfterS: 2.5 }).headers?.['retry-after']).toBe('2.5')
     expect(anthropicErrors.monthlySpendLimit().headers?.['retry-after']).toBe('600')
+    expect(anthropicErrors.rateLimited({ retryAfterS: 1e9 }).status).toBe(429)
+    expect(geminiErrors.resourceExhausted({ retryDelay: '58.934310785s' }).status).toBe(429)
   })
 })

@@ -1,6 +1,6 @@
 import { refuseUnknownOptions } from '@hourglass/core'
 import type { ErrorReply, TextReply } from '../types.js'
-import { refuseBadWait } from './refuseBadWait.js'
+import { MAX_WAIT_S, refuseBadWait } from './refuseBadWait.js'
 import { refuseUnknown } from './refuseUnknown.js'
 import { RESET_AFTER_S, rfc3339Reset } from './resetAfterS.js'
 
@@ -105,7 +105,7 @@ export const anthropicErrors = {
   ): ErrorReply {
     // Ignored, a misspelled option scripted the default instead.
     refuseUnknownOptions(options, ['retryAfterS', 'limit'], 'anthropicErrors.rateLimited()')
-    refuseBadWait('anthropicErrors.rateLimited()', 'retryAfterS', options.retryAfterS)
+    refuseBadWait('anthropicErrors.rateLimited()', 'retryAfterS', options.retryAfterS, MAX_WAIT_S)
     const retryAfterS = options.retryAfterS ?? 1
     const limit = options.limit ?? 'requests'
     refuseUnknown('anthropicErrors.rateLimited()', 'limit', RATE_LIMITS, limit)
@@ -179,7 +179,12 @@ export const anthropicErrors = {
   monthlySpendLimit(options: { retryAfterS?: number } = {}): ErrorReply {
     // Ignored, a misspelled option scripted the default instead.
     refuseUnknownOptions(options, ['retryAfterS'], 'anthropicErrors.monthlySpendLimit()')
-    refuseBadWait('anthropicErrors.monthlySpendLimit()', 'retryAfterS', options.retryAfterS)
+    refuseBadWait(
+      'anthropicErrors.monthlySpendLimit()',
+      'retryAfterS',
+      options.retryAfterS,
+      MAX_WAIT_S,
+    )
     return error(
       429,
       'rate_limit_error',

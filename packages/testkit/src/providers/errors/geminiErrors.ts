@@ -1,4 +1,4 @@
-import { refuseUnknownOptions } from '@hourglass/core'
+import { optionError, refuseUnknownOptions } from '@hourglass/core'
 import type { ErrorReply } from '../types.js'
 import { GEMINI_ANSWER } from './geminiAnswerBody.js'
 
@@ -25,6 +25,16 @@ export const geminiErrors = {
     const model = options.model ?? 'gemini-2.0-flash'
     const metric = 'generativelanguage.googleapis.com/generate_content_free_tier_requests'
     const retryDelay = options.retryDelay ?? '34s'
+    // Gemini's RetryInfo duration: seconds with a fraction, then `s`. As it
+    // came, 'NaNs' scripted "Please retry in NaNs." and a number (34) a
+    // RetryInfo no client reads.
+    if (typeof retryDelay !== 'string' || !/^\d{1,10}(\.\d{1,9})?s$/.test(retryDelay)) {
+      throw optionError(
+        'geminiErrors.resourceExhausted(): retryDelay',
+        "a duration as Gemini writes it ('34s', '0.05s')",
+        retryDelay,
+      )
+    }
     return {
       kind: 'error',
       status: 429,

@@ -1,6 +1,6 @@
 import { refuseUnknownOptions } from '@hourglass/core'
 import type { ErrorReply } from '../types.js'
-import { refuseBadWait } from './refuseBadWait.js'
+import { MAX_WAIT_S, refuseBadWait } from './refuseBadWait.js'
 import { refuseUnknown } from './refuseUnknown.js'
 
 const error = (status: number, body: object, headers: Record<string, string> = {}): ErrorReply => ({
@@ -33,8 +33,13 @@ export const openAIErrors = {
     if (options.limit !== undefined) {
       refuseUnknown('openAIErrors.rateLimited()', 'limit', ['requests', 'tokens'], options.limit)
     }
-    refuseBadWait('openAIErrors.rateLimited()', 'retryAfterS', options.retryAfterS)
-    refuseBadWait('openAIErrors.rateLimited()', 'retryAfterMs', options.retryAfterMs)
+    refuseBadWait('openAIErrors.rateLimited()', 'retryAfterS', options.retryAfterS, MAX_WAIT_S)
+    refuseBadWait(
+      'openAIErrors.rateLimited()',
+      'retryAfterMs',
+      options.retryAfterMs,
+      MAX_WAIT_S * 1000,
+    )
     // One wait named everywhere: `retry-after-ms` alone sets the reset too
     // (a reset of 1 s beside `retry-after-ms: 200` described two limits).
     const waitS =
