@@ -1,9 +1,10 @@
-import { Deadline } from '@hourglass/core'
+import { once } from 'node:events'
+import { currentDeadline, Deadline, ManualClock } from '@hourglass/core'
 import type { Job } from 'bullmq'
 import { describe, expect, it } from 'vitest'
 import { revokedProxy } from '../../../test/support/unreadableValues.js'
 import { addWithDeadline, bullmqChannels, withDeadline } from '../src/index.js'
-import { collect, finished } from './support/observe.js'
+import { collect, finished, signal } from './support/observe.js'
 import { available, useRedisQueues } from './support/redisQueues.js'
 
 // A processor rejects with anything: `reject()` with no argument in a
@@ -55,5 +56,37 @@ describe.skipIf(!available)(
       },
       10_000,
     )
+
+    it('after its deadline stopped the attempt: the deadline error quotes what was thrown, not retried', async () => {
+      const { queue, events, name } = await redis.queue()
+      const clock = new ManualClock()
+      const started = signal<Deadline | undefined>()
+      redis.worker(
+        name,
+        withDeadline(
+          async (_job, _token, jobSignal) => {
+            started.resolve(currentDeadline())
+            await once(jobSignal!, 'abort')
+            throw undefined
+          },
+          { clock },
+        ),
+      )
+      const job = await addWithDeadline(
+        queue,
+        'stopped',
+        {},
+        { deadline: Deadline.after(60_000, { clock: new ManualClock() }), attempts: 3 },
+      )
+      const deadline = await started.promise
+      clock.advance(deadline!.remaining() + 1)
+
+      const end = await finished(job, events, queue)
+      expect(end).toMatchObject({ state: 'failed', attemptsMade: 1 })
+      // The deadline's own error, not a TypeError about the value: it reads what was thrown itself.
+      expect(end.failedReason).toMatch(
+        /^deadline_exceeded: job \d+ .* was stopped by its deadline \(added with \d+ ms left\)(: undefined)?$/,
+      )
+    })
   },
 )
