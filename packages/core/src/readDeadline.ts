@@ -280,7 +280,11 @@ function parseSeconds(raw: string | readonly string[]): number | string | undefi
   if (!match) return 'not a number of seconds'
   // Whole ms, rounded down: never grant more than was given.
   const ms = Number(match[1]) * 1000 + Number((match[2] ?? '').slice(0, 3).padEnd(3, '0'))
-  if (ms === 0) return undefined
+  // 0 itself (`0`, `0.0`) is no deadline; a decimal under a millisecond,
+  // rounded down to 0, is an exact timeout: 0 ms left, as Envoy's `0.4` is.
+  // Read as no deadline, `0.0004` got the whole default budget where the
+  // longer `0.001` got 1 ms.
+  if (ms === 0) return match[2] !== undefined && /[1-9]/.test(match[2]) ? 0 : undefined
   // Truncated to whole seconds: the client's timer is in [N, N + 1) s.
   return match[2] === undefined ? ms + 999 : ms
 }

@@ -48,10 +48,12 @@ describe('readDeadline: a value too big is clamped, whatever its length', () => 
     // A float as a language prints it: not 'too long'.
     expect(read('1.2345')).toMatchObject({ ms: 1234, clamped: false, invalid: [] })
     expect(read('0.3333333333333333')).toMatchObject({ ms: 333, invalid: [] })
-    // Under a millisecond rounds down to 0: a timeout under a second, no deadline, as `0.000`.
+    // Under a millisecond rounds down to 0 ms left: a decimal is exact (`0`,
+    // a whole-seconds SDK's timeout under a second, is no deadline; see
+    // readDeadlineStainlessSubMs.test.ts).
     expect(read('0.0004')).toEqual({
-      ms: undefined,
-      source: undefined,
+      ms: 0,
+      source: 'x-stainless-timeout',
       clamped: false,
       invalid: [],
     })
