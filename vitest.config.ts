@@ -88,6 +88,7 @@ export const OTEL = [
   'packages/otel/test/cancelledBodyNotError.test.ts',
   'packages/otel/test/egressAttempts.test.ts',
   'packages/otel/test/foreignJobs.test.ts',
+  'packages/otel/test/grpcClientSpanInjectFails.test.ts',
   'packages/otel/test/grpcSpans.test.ts',
   'packages/otel/test/grpcSpansSuppressed.test.ts',
   'packages/otel/test/instrumentDeadlines.test.ts',

@@ -1,5 +1,5 @@
 import { DEADLINE_HEADER } from '@hourglass/core'
-import type { TextMapGetter, TextMapSetter } from '@opentelemetry/api'
+import { diag, type TextMapGetter, type TextMapSetter } from '@opentelemetry/api'
 
 /** The part of grpc-js's `Metadata` a propagator needs (structural: grpc-js is not a dependency). */
 export interface MetadataCarrier {
@@ -25,10 +25,24 @@ export const metadataGetter: TextMapGetter<MetadataCarrier> = {
   },
 }
 
-/** Writes propagator fields into the copy of the metadata about to be sent. */
+/**
+ * Writes propagator fields into the copy of the metadata about to be sent.
+ * A field grpc-js refuses (`Metadata.set` throws for a key or value it
+ * cannot send: Jaeger's `uberctx-<baggage key>` with a space in the key) is
+ * skipped, the others still written: thrown, it cut the propagator short and
+ * left the call's span started and never ended.
+ */
 export const metadataSetter: TextMapSetter<MetadataCarrier> = {
   set(carrier, key, value) {
-    if (!carriedByHourglass(key)) carrier.set(key, value)
+    if (carriedByHourglass(key)) return
+    try {
+      carrier.set(key, value)
+    } catch (error) {
+      diag.warn(
+        `@hourglass/otel: propagator field ${JSON.stringify(key)} not sent in gRPC metadata`,
+        error,
+      )
+    }
   },
 }
 

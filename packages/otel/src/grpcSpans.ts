@@ -1,6 +1,7 @@
 import { currentDeadline, type Deadline } from '@hourglass/core'
 import {
   context,
+  diag,
   propagation,
   ROOT_CONTEXT,
   type Span,
@@ -201,9 +202,21 @@ export function grpcTraceHandlers(
         },
         parent,
       )
-      if (m.metadata) propagation.inject(trace.setSpan(parent, span), m.metadata, metadataSetter)
+      // Recorded before anything else can throw: a span started and not
+      // recorded is never ended (clientEnd finds nothing), never exported.
       clients.set(m.call, span)
       openWork.track(m.deadline, span, trace.getSpan(parent))
+      if (m.metadata) {
+        try {
+          propagation.inject(trace.setSpan(parent, span), m.metadata, metadataSetter)
+        } catch (error) {
+          // A propagator of the app's that throws: the call goes out without it.
+          diag.warn(
+            '@hourglass/otel: the global propagator failed to inject into gRPC metadata',
+            error,
+          )
+        }
+      }
     },
     clientEnd(m) {
       const span = clients.get(m.call)
