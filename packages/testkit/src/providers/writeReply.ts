@@ -16,6 +16,7 @@ import {
 import { RESET_AFTER_S, stampResets } from './errors/resetAfterS.js'
 import { geminiFunctionNameRefused } from './geminiFunctionNameRefused.js'
 import { geminiJsonWithToolsRefused } from './geminiJsonWithToolsRefused.js'
+import { historyShapeRefused } from './historyShapeRefused.js'
 import { openAIRequiredFieldMissing } from './openAIRequiredFields.js'
 import { pause, writePaced } from './pacing.js'
 import { planAnswer } from './planAnswer.js'
@@ -27,6 +28,7 @@ import {
   streamOptionsWithoutStream,
   unreadableBody,
 } from './refusedBody.js'
+import { toolPairingRefused } from './toolPairingRefused.js'
 import { toolSettingsWithoutTools } from './toolSettingsWithoutTools.js'
 import type {
   ErrorReply,
@@ -123,6 +125,7 @@ function refusedBeforeGenerating(ctx: ReplyContext): ErrorReply | undefined {
     anthropicVersionProblem(dialect, route, headers) ??
     unreadableBody(dialect, route, record.rawBody) ??
     openAIRequiredFieldMissing(dialect, route, body) ??
+    historyShapeRefused(dialect, route, body) ??
     anthropicMaxTokensMissing(dialect, route, body) ??
     streamOptionsWithoutStream(dialect, route, body) ??
     maxTokensUnsupported(dialect, route, body) ??
@@ -134,6 +137,7 @@ function refusedBeforeGenerating(ctx: ReplyContext): ErrorReply | undefined {
     geminiFunctionNameRefused(route, body) ??
     geminiJsonWithToolsRefused(route, record.model, body) ??
     deepseekReasoningMissing(dialect, route, body) ??
+    toolPairingRefused(dialect, route, body) ??
     qwenThinkingNotStreamed(dialect, route, body, record.stream) ??
     unavailableFormat(dialect, body)
   )

@@ -29,7 +29,7 @@ describe('a fake on a ManualClock, as documented', () => {
       fake.enqueue(script)
       const answer = fetch(`${fake.baseURL}/chat/completions`, {
         method: 'POST',
-        body: JSON.stringify({ model: 'm', stream, messages: [] }),
+        body: JSON.stringify({ model: 'm', stream, messages: [{ role: 'user', content: 'hi' }] }),
       }).then((res) => res.text())
       await fake.waitForRequests(1)
       await expect.poll(() => clock.pendingTimers).toBe(1)

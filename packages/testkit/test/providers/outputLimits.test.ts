@@ -395,7 +395,12 @@ describe('the tokens that write a stop sequence take their time', () => {
     fetch(`${url}/v1/chat/completions`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ model: 'gpt-4o', messages: [], stop: ' STOP', stream }),
+      body: JSON.stringify({
+        model: 'gpt-4o',
+        messages: [{ role: 'user', content: 'hi' }],
+        stop: ' STOP',
+        stream,
+      }),
     }).then((res) => res.text())
 
   it("unstreamed: the answer comes after three tokens' time, not two", async () => {
@@ -456,7 +461,11 @@ describe('the tokens that write a stop sequence take their time', () => {
         ? fetch(`${paced.url}/rpc/2.0/ai_custom/v1/wenxinworkshop/chat/ernie-4.0-8k`, {
             method: 'POST',
             headers: { 'content-type': 'application/json' },
-            body: JSON.stringify({ messages: [], stream: true, stop: [' STOP'] }),
+            body: JSON.stringify({
+              messages: [{ role: 'user', content: 'hi' }],
+              stream: true,
+              stop: [' STOP'],
+            }),
           })
         : fetch(`${paced.url}/models/gemini-2.5-flash:streamGenerateContent?alt=sse`, {
             method: 'POST',
@@ -533,7 +542,12 @@ describe('honourOutputLimits', () => {
     const res = await fetch(`${plain.baseURL}/chat/completions`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ model: 'gpt-4o', messages: [], max_tokens: 1, stop: '.' }),
+      body: JSON.stringify({
+        model: 'gpt-4o',
+        messages: [{ role: 'user', content: 'hi' }],
+        max_tokens: 1,
+        stop: '.',
+      }),
     })
     const body = (await res.json()) as {
       choices: { message: { content: string }; finish_reason: string }[]

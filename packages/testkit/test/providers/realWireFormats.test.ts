@@ -446,7 +446,12 @@ describe('Anthropic stream usage', () => {
         'anthropic-version': '2023-06-01',
         'content-type': 'application/json',
       },
-      body: JSON.stringify({ model: 'm', max_tokens: 9, stream: true, messages: [] }),
+      body: JSON.stringify({
+        model: 'm',
+        max_tokens: 9,
+        stream: true,
+        messages: [{ role: 'user', content: 'hi' }],
+      }),
     })
     const events = (await readSse(res)).events.map((e) => JSON.parse(e.data) as { type: string })
     expect(events.find((e) => e.type === 'message_delta')).toEqual({
