@@ -58,9 +58,18 @@ export interface CreateFetchOptions extends ConnectorOptions {
   dispatcher?: Dispatcher
 }
 
-export interface HourglassRequestInit extends Omit<RequestInit, 'body'> {
-  /** undici's bodies, or Node's global `FormData` (sent as undici's: multipart, file names kept). */
-  body?: RequestInit['body'] | globalThis.FormData
+// undici's RequestInit, widened to the global one's field types (@types/node's,
+// from the undici Node bundles): undici reads either, and a `typeof fetch` slot
+// (openai-node's `fetch` option) then takes this fetch.
+export interface HourglassRequestInit extends Omit<RequestInit, 'body' | 'headers' | 'dispatcher'> {
+  /** undici's bodies, the global `RequestInit`'s, or Node's global `FormData` (sent as undici's: multipart, file names kept). */
+  body?: RequestInit['body'] | globalThis.RequestInit['body'] | globalThis.FormData
+  /** undici's headers or the global ones (`new Headers()`, a global Request's `headers`). */
+  headers?: RequestInit['headers'] | globalThis.RequestInit['headers']
+  /** An undici Dispatcher (this package's undici's, or the type @types/node gives the global RequestInit's, where it has one). */
+  dispatcher?:
+    | RequestInit['dispatcher']
+    | (globalThis.RequestInit extends { dispatcher?: infer D } ? D : never)
   /** The deadline of this call; default `currentDeadline()`. */
   deadline?: Deadline
   /** Retry rules for this call, field by field over the factory's (a factory's `false`: every rule off, so only those named here apply); `false` = no retry. */
@@ -69,7 +78,8 @@ export interface HourglassRequestInit extends Omit<RequestInit, 'body'> {
 
 /** A WHATWG `fetch` that carries and enforces the deadline. */
 export interface HourglassFetch {
-  (input: FetchInput, init?: HourglassRequestInit | null): Promise<Response>
+  /** undici's Response, of the global one's shape too. */
+  (input: FetchInput, init?: HourglassRequestInit | null): Promise<Response & globalThis.Response>
   /** The composed dispatcher (with the deadline interceptor). */
   readonly dispatcher: Dispatcher
   /** Close the connections this fetch opened (only the Agent it created itself). */
@@ -443,42 +453,52 @@ export function createFetch(
   // Once: a second close() (two shutdown hooks, a test's afterEach) resolves
   // with the first instead of rejecting with undici's ClientDestroyedError.
   let closing: Promise<void> | undefined
-  return Object.assign(call, {
-    dispatcher,
-    wouldRefuse: (init?: { deadline?: Deadline | undefined; signal?: AbortSignal | undefined }) => {
-      // What the call refuses as a mistake, this refuses with the call's
-      // TypeError: a deadline of 500 threw "deadline.remaining is not a
-      // function" here, and `{ aborted: true }` was read as a signal.
-      const signal = init?.signal ?? undefined
-      if (signal !== undefined && !isAbortSignal(signal)) {
-        throw optionError('signal', 'an AbortSignal', signal)
-      }
-      const deadline = init?.deadline ?? currentDeadline()
-      checkDeadline(deadline)
-      return signal?.aborted === true || noBudgetError(deadline, config.minBudgetMs) !== undefined
+  // undici's Response is of the global one's shape: typed as both (HourglassFetch).
+  return Object.assign(
+    call as (
+      input: FetchInput,
+      init?: HourglassRequestInit | null,
+    ) => Promise<Response & globalThis.Response>,
+    {
+      dispatcher,
+      wouldRefuse: (init?: {
+        deadline?: Deadline | undefined
+        signal?: AbortSignal | undefined
+      }) => {
+        // What the call refuses as a mistake, this refuses with the call's
+        // TypeError: a deadline of 500 threw "deadline.remaining is not a
+        // function" here, and `{ aborted: true }` was read as a signal.
+        const signal = init?.signal ?? undefined
+        if (signal !== undefined && !isAbortSignal(signal)) {
+          throw optionError('signal', 'an AbortSignal', signal)
+        }
+        const deadline = init?.deadline ?? currentDeadline()
+        checkDeadline(deadline)
+        return signal?.aborted === true || noBudgetError(deadline, config.minBudgetMs) !== undefined
+      },
+      close: (): Promise<void> => {
+        if (closing) return closing
+        // After `fetch.dispatcher.destroy()` (the README's advice for held
+        // bodies) there is nothing left to close: resolved, not undici's
+        // ClientDestroyedError for a shutdown hook that calls both.
+        closing = own
+          ? own.close().then(
+              () => undefined,
+              (error: unknown) => {
+                if (!own.destroyed) throw error
+              },
+            )
+          : Promise.resolve()
+        // The error a call made now gets from undici, saying why this one got it.
+        waiting?.end(
+          new undiciErrors.ClientClosedError(
+            'fetch.close() was called while this call waited to retry: it was not sent again',
+          ),
+        )
+        return closing
+      },
     },
-    close: (): Promise<void> => {
-      if (closing) return closing
-      // After `fetch.dispatcher.destroy()` (the README's advice for held
-      // bodies) there is nothing left to close: resolved, not undici's
-      // ClientDestroyedError for a shutdown hook that calls both.
-      closing = own
-        ? own.close().then(
-            () => undefined,
-            (error: unknown) => {
-              if (!own.destroyed) throw error
-            },
-          )
-        : Promise.resolve()
-      // The error a call made now gets from undici, saying why this one got it.
-      waiting?.end(
-        new undiciErrors.ClientClosedError(
-          'fetch.close() was called while this call waited to retry: it was not sent again',
-        ),
-      )
-      return closing
-    },
-  })
+  )
 }
 
 /** Has the `dispatch` and `compose` our layer uses (an Agent, a ProxyAgent, a MockAgent, one already composed). */
