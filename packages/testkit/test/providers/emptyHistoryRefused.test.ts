@@ -1,6 +1,11 @@
 import { afterEach, describe, expect, it } from 'vitest'
 import { type FakeProvider, reply, startFakeProvider } from '../../src/providers/index.js'
 
+/** An error answer's body, OpenAI's or Anthropic's shape (both carry `error`). */
+interface ErrorBody {
+  error: { message?: string; type?: string; param?: unknown; code?: unknown }
+}
+
 /**
  * A history the APIs cannot read — no message at all, or a Gemini role but
  * `user` and `model` — is refused before anything is generated. The fakes
@@ -21,7 +26,7 @@ async function post(path: string, body: unknown, headers: Record<string, string>
     headers: { 'content-type': 'application/json', ...headers },
     body: JSON.stringify(body),
   })
-  return { status: res.status, body: (await res.json()) as Record<string, any> }
+  return { status: res.status, body: (await res.json()) as ErrorBody }
 }
 
 describe('an empty or unreadable history', () => {

@@ -1,6 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type FakeProvider, reply, startFakeProvider } from '../../src/providers/index.js'
 
+/** An error answer's body, OpenAI's or Anthropic's shape (both carry `error`). */
+interface ErrorBody {
+  error: { message?: string; type?: string; param?: unknown; code?: unknown }
+}
+
 /**
  * OpenAI and Anthropic refuse a history whose tool calls and tool results do
  * not pair up. The fakes answered 200, so an agent loop that lost a tool
@@ -32,7 +37,7 @@ async function chat(messages: unknown[]) {
     headers: { authorization: 'Bearer sk-test', 'content-type': 'application/json' },
     body: JSON.stringify({ model: 'gpt-4o-mini', messages, tools }),
   })
-  return { status: res.status, body: (await res.json()) as Record<string, any> }
+  return { status: res.status, body: (await res.json()) as ErrorBody }
 }
 
 const USE = (id: string) => ({ type: 'tool_use', id, name: 'weather', input: { city: 'Oslo' } })
@@ -53,7 +58,7 @@ async function messages(history: unknown[]) {
       tools: [{ name: 'weather', input_schema: { type: 'object' } }],
     }),
   })
-  return { status: res.status, body: (await res.json()) as Record<string, any> }
+  return { status: res.status, body: (await res.json()) as ErrorBody }
 }
 
 describe('openai chat completions', () => {
