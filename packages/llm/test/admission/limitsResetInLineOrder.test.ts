@@ -20,6 +20,32 @@ function settledFlag(promise: Promise<unknown>): () => boolean {
   return () => settled
 }
 
+/** Every count and wake started so far runs to its end (the wall clock holds still meanwhile). */
+async function settle(): Promise<void> {
+  for (let i = 0; i < 50; i++) await new Promise((resolve) => setImmediate(resolve))
+}
+
+/**
+ * An admission with `rpm: 1` for `acme` over `limits`, its clock a ManualClock
+ * at 0 and the wall clock faked at 1_000_000; `step` moves both.
+ */
+function setUp(limits: ProviderLimits) {
+  vi.useFakeTimers({ toFake: ['Date'] })
+  vi.setSystemTime(1_000_000)
+  const clock = new ManualClock(0)
+  const admission = new Admission({ clock, limits, logger: quiet })
+  const deadline = Deadline.after(10_000, { clock })
+  const acquire = () => admission.acquire({ provider: 'acme', deadline, neededMs: 0 })
+  const step = async (dateMs: number, clockMs: number) => {
+    vi.setSystemTime(dateMs)
+    clock.advance(clockMs - clock.now())
+    await settle()
+  }
+  return { deadline, acquire, step }
+}
+
+const LIMITS = { limits: { acme: { rpm: 1 } }, windowMs: 1000, logger: quiet }
+
 // The in-memory windows count on `Date.now()` (whole ms), the waits for their reset on the
 // admission's clock (`performance.now()` by default, fractional): a caller that counted late in
 // its millisecond was armed to wake up to a millisecond after one that came later. Each on its own
@@ -27,26 +53,7 @@ function settledFlag(promise: Promise<unknown>): () => boolean {
 // a caller waiting since the first window was refused at its deadline while later ones went.
 describe('callers waiting for a limits window count again at its reset in line order', () => {
   it('the one waiting longest takes the reset, not the one whose timer fired first', async () => {
-    vi.useFakeTimers({ toFake: ['Date'] })
-    vi.setSystemTime(1_000_000)
-    const clock = new ManualClock(0)
-    const limits = new ProviderLimits({
-      limits: { acme: { rpm: 1 } },
-      windowMs: 1000,
-      logger: quiet,
-    })
-    const admission = new Admission({ clock, limits, logger: quiet })
-    const deadline = Deadline.after(10_000, { clock })
-    const acquire = () => admission.acquire({ provider: 'acme', deadline, neededMs: 0 })
-    // Every count and wake started so far runs to its end (the wall clock holds still meanwhile).
-    const settle = async () => {
-      for (let i = 0; i < 50; i++) await new Promise((resolve) => setImmediate(resolve))
-    }
-    const step = async (dateMs: number, clockMs: number) => {
-      vi.setSystemTime(dateMs)
-      clock.advance(clockMs - clock.now())
-      await settle()
-    }
+    const { deadline, acquire, step } = setUp(new ProviderLimits(LIMITS))
     try {
       await acquire() // takes the window: it ends at Date 1_001_000
       await step(1_000_001, 1.9)
@@ -72,9 +79,6 @@ describe('callers waiting for a limits window count again at its reset in line o
   // caller's wait for the reset was dated from the answer, ms after the window counted it, and
   // the newcomer whose answer came at once was the one woken "in line order" (review R2).
   it('the one waiting longest takes the reset though its count was answered 3 ms late', async () => {
-    vi.useFakeTimers({ toFake: ['Date'] })
-    vi.setSystemTime(1_000_000)
-    const clock = new ManualClock(0)
     let lag: Promise<void> | undefined
     class SlowLimits extends ProviderLimits {
       override async count(...args: Parameters<ProviderLimits['count']>) {
@@ -83,18 +87,7 @@ describe('callers waiting for a limits window count again at its reset in line o
         return decision
       }
     }
-    const limits = new SlowLimits({ limits: { acme: { rpm: 1 } }, windowMs: 1000, logger: quiet })
-    const admission = new Admission({ clock, limits, logger: quiet })
-    const deadline = Deadline.after(10_000, { clock })
-    const acquire = () => admission.acquire({ provider: 'acme', deadline, neededMs: 0 })
-    const settle = async () => {
-      for (let i = 0; i < 50; i++) await new Promise((resolve) => setImmediate(resolve))
-    }
-    const step = async (dateMs: number, clockMs: number) => {
-      vi.setSystemTime(dateMs)
-      clock.advance(clockMs - clock.now())
-      await settle()
-    }
+    const { deadline, acquire, step } = setUp(new SlowLimits(LIMITS))
     try {
       await acquire()
       let open = () => {}
