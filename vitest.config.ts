@@ -48,14 +48,19 @@ export const TIMING = [
  * instrumentation's subscriptions), or they count heap, handles and
  * listeners after a flood, or they load both cores for seconds (the bench
  * smoke run). They run in the `isolated` project, each file in a fresh
- * process, beside `parallel` and `otel` (one group of four workers on two
- * cores; Vitest starts a group's projects in name order, so these long poles
- * start first), before `timing`. Every other file runs in `parallel`, whose
+ * process, beside `parallel` (one group of four workers on two cores;
+ * Vitest starts a group's projects in name order, so these long poles start
+ * first), before `timing`. Every other file runs in `parallel`, whose
  * workers each run file after file in one process (`isolate: false`):
  * loading the packages once per worker instead of once per file takes a
- * minute off the suite. As three phases (parallel, then isolated and otel on
- * two workers), the suite took ~7 s longer: each phase ended waiting on its
- * last files, with a core idle.
+ * minute off the suite. As two phases (parallel, then isolated), the suite
+ * took ~7 s longer: each phase ended waiting on its last files, with a core
+ * idle. OpenTelemetry's files that undo what they start run in `parallel`
+ * too: `test/support/freshOtelState.ts` unsets OpenTelemetry's globals
+ * before every file there. They had a project of their own beside it, whose
+ * four workers each loaded every package again (~2 s of CPU a worker, and
+ * the transform requests to serve it): one run of the suite took 286 s
+ * against 298–330 s in three runs before, 426 s of CPU against 448 s.
  */
 /**
  * Timing files that also set process-wide state (OpenTelemetry's global
@@ -70,49 +75,6 @@ export const TIMING_FRESH = [
   // armed fires late during that stall, a true sample of the same reading
   // (a fresh-clone run read 50.7 ms where 0 was due, after a gateway file).
   'packages/core/test/timerLatenessRecentWindow.timing.test.ts',
-]
-
-/**
- * OpenTelemetry's files that can share one process: each undoes what it
- * starts (its instrumentation, the global providers it sets), and
- * `test/support/freshOtelState.ts` puts OpenTelemetry's globals back before
- * each file. They run in the `otel` project beside `isolated` and
- * `parallel`, each worker running them file after file in one process. The otel files left in
- * `ISOLATED` need a fresh process by nature: a package's first load, or
- * node:http patched before express loads.
- */
-export const OTEL = [
-  'packages/otel/test/DeadlinePropagator.test.ts',
-  'packages/otel/test/HourglassInstrumentation.test.ts',
-  'packages/otel/test/badProviderLeavesNoListener.test.ts',
-  'packages/otel/test/cancelledBodyNotError.test.ts',
-  'packages/otel/test/egressAttempts.test.ts',
-  'packages/otel/test/foreignJobs.test.ts',
-  'packages/otel/test/grpcClientSpanInjectFails.test.ts',
-  'packages/otel/test/grpcSpans.test.ts',
-  'packages/otel/test/grpcSpansSuppressed.test.ts',
-  'packages/otel/test/instrumentDeadlines.test.ts',
-  'packages/otel/test/jobLockLostSpan.test.ts',
-  'packages/otel/test/jobSpans.test.ts',
-  'packages/otel/test/jobSpansSuppressed.test.ts',
-  'packages/otel/test/modelAttemptWithoutAnswer.test.ts',
-  'packages/otel/test/modelRetryCountedWhenSent.test.ts',
-  'packages/otel/test/modelRetryNeverSent.test.ts',
-  'packages/otel/test/names.test.ts',
-  'packages/otel/test/nestedSliceSpans.test.ts',
-  'packages/otel/test/openAIResponseFields.test.ts',
-  'packages/otel/test/printWaterfall.test.ts',
-  'packages/otel/test/propagatorOptions.test.ts',
-  'packages/otel/test/requestIdSetBehindDeadline.test.ts',
-  'packages/otel/test/retryReason.test.ts',
-  'packages/otel/test/twoInstrumentationsParents.test.ts',
-  'packages/otel/test/twoInstrumentationsCutRequest.test.ts',
-  // Asserts that a refused option left no subscriber: among files that undo theirs.
-  'packages/otel/test/unknownOptions.test.ts',
-  // The gateway's files that record spans: each stops what it instruments in a
-  // \`finally\`, and passes its tracer provider rather than setting the global one.
-  'packages/gateway/test/keys.test.ts',
-  'packages/gateway/test/operators/requestId.test.ts',
 ]
 
 export const ISOLATED = [
@@ -176,7 +138,7 @@ export default defineConfig({
           ...shared,
           name: 'parallel',
           include: ALL,
-          exclude: ['**/node_modules/**', '**/dist/**', ...ISOLATED, ...OTEL, ...TIMING],
+          exclude: ['**/node_modules/**', '**/dist/**', ...ISOLATED, ...TIMING],
           // Four files at a time on two cores, each worker reusing its loaded
           // modules: with two, the cores idled ~16 % of this phase while files
           // waited on timers, child processes and sockets (sampled from
@@ -187,7 +149,7 @@ export default defineConfig({
           // measures time (those are in TIMING).
           maxWorkers: 4,
           isolate: false,
-          setupFiles: ['test/support/freshProcessState.ts'],
+          setupFiles: ['test/support/freshProcessState.ts', 'test/support/freshOtelState.ts'],
           sequence: { groupOrder: 0 },
         },
       },
@@ -199,25 +161,6 @@ export default defineConfig({
           include: ISOLATED,
           exclude: ['**/node_modules/**', '**/dist/**', ...TIMING],
           maxWorkers: 4,
-          sequence: { groupOrder: 0 },
-        },
-      },
-      {
-        extends: true,
-        test: {
-          ...shared,
-          name: 'otel',
-          include: OTEL,
-          exclude: ['**/node_modules/**', '**/dist/**', ...TIMING],
-          // Beside `isolated` and `parallel`, in their group: Vitest wants the
-          // same maxWorkers for projects of one groupOrder, and sorts a group
-          // by project name, so the otel files come after the isolated ones
-          // and a worker runs them file after file in one process, loading the
-          // packages once. Each file starts from OpenTelemetry's globals unset.
-          // As many as `parallel` has (Vitest wants one maxWorkers per group).
-          maxWorkers: 4,
-          isolate: false,
-          setupFiles: ['test/support/freshProcessState.ts', 'test/support/freshOtelState.ts'],
           sequence: { groupOrder: 0 },
         },
       },

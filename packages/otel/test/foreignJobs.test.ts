@@ -17,7 +17,7 @@ import { setupOtel, spanNamed } from './helpers/otel.js'
 // pulled). Nothing here measures time: stored expiries are a minute from
 // now, and the worker's deadline is moved by a ManualClock.
 //
-// This file shares its process with other files (the `otel` project):
+// This file shares its process with other files (the `parallel` project):
 // each test stops the instrumentation and the providers it started, and
 // setupOtel's shutdown unsets OpenTelemetry's globals, even when an
 // assertion failed first.

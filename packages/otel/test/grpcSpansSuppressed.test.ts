@@ -29,7 +29,7 @@ import { setupOtel } from './helpers/otel.js'
 // @hourglass/grpc's interceptors; each case beside the same without
 // suppression, which is recorded.
 //
-// This file shares its process with other files (the `otel` project): each
+// This file shares its process with other files (the `parallel` project): each
 // test stops the instrumentation and the providers it started, even when an
 // assertion failed first, and passes its tracer provider rather than setting
 // the global one.
@@ -181,7 +181,7 @@ describe('instrumentDeadlines: gRPC under suppressed tracing', () => {
     // a loaded box raises): at 50 or more the call expired on arrival, and a
     // stall between its metadata and its message did the same; either way
     // the client heard DEADLINE_EXCEEDED before the handler had run, with no
-    // answer held to write late (a run in the `otel` project failed so:
+    // answer held to write late (a run in a shared worker failed so:
     // "held.shift(...) is not a function"). On a ManualClock the reserve is
     // its 10 ms floor.
     const clock = new ManualClock()

@@ -20,7 +20,7 @@ import { setupOtel, spanNamed } from './helpers/otel.js'
 // started in. Real BullMQ on a real redis-server; each case beside the same
 // without suppression, which is recorded. Nothing here measures time.
 //
-// This file shares its process with other files (the `otel` project): each
+// This file shares its process with other files (the `parallel` project): each
 // test closes its queues and workers, then stops the instrumentation and the
 // providers it started, even when an assertion failed first, and passes its
 // tracer provider rather than setting the global one.
