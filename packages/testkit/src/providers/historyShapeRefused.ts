@@ -12,7 +12,13 @@ import type { ErrorReply, ProviderDialect, ProviderRoute } from './types.js'
  *   array instead.", `param: "messages"`, `code: "empty_array"` (the words
  *   of its `tools: []` refusal);
  * - Anthropic (the `anthropic` dialect): "messages: at least one message is
- *   required" (`anthropicErrors.invalidRequest()`'s own default);
+ *   required" (`anthropicErrors.invalidRequest()`'s own default); a message
+ *   whose role is `system` (OpenAI's place for instructions, which
+ *   Anthropic takes as the top-level `system`): "messages: Unexpected role
+ *   \"system\". The Messages API accepts a top-level `system` parameter,
+ *   not \"system\" as an input message role." (quoted in
+ *   ianarawjo/ChainForge#271); another role than `user` or `assistant`:
+ *   "messages.N.role: Input should be 'user' or 'assistant'";
  * - Gemini: a `contents[].role` other than `user` or `model` (left out is
  *   taken), `INVALID_ARGUMENT` "Please use a valid role: user, model."
  *   (quoted in langgenius/dify-official-plugins#566).
@@ -51,6 +57,20 @@ export function historyShapeRefused(
     messages.length === 0
   ) {
     return anthropicErrors.invalidRequest('messages: at least one message is required')
+  }
+  if (dialect === 'anthropic' && route === 'anthropic-messages' && Array.isArray(messages)) {
+    for (let i = 0; i < messages.length; i++) {
+      const message: unknown = messages[i]
+      // A message that is no object is read as no turn, as before (its own words unknown).
+      if (typeof message !== 'object' || message === null) continue
+      const role = message as { role?: unknown }
+      if (role.role === 'user' || role.role === 'assistant') continue
+      return anthropicErrors.invalidRequest(
+        role.role === 'system'
+          ? 'messages: Unexpected role "system". The Messages API accepts a top-level `system` parameter, not "system" as an input message role.'
+          : `messages.${i}.role: Input should be 'user' or 'assistant'`,
+      )
+    }
   }
   const contents = json['contents']
   if (route === 'gemini' && Array.isArray(contents)) {

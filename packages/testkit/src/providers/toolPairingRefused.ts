@@ -38,6 +38,44 @@ export function toolPairingRefused(
   return undefined
 }
 
+/**
+ * Gemini's 400 for a turn whose `functionResponse` parts do not match, in
+ * number, the `functionCall` parts of the turn before it (a model turn
+ * whose calls were answered by fewer or more responses, or responses after
+ * a turn that called nothing): `INVALID_ARGUMENT` "Please ensure that the
+ * number of function response parts is equal to the number of function
+ * call parts of the function call turn." (live 400s quoted in
+ * google-gemini/gemini-cli#5443, #16984 and others). The fake answered
+ * 200, so an agent loop that dropped one of two parallel results passed
+ * against it. A model turn last in `contents` (nothing answers it yet) is
+ * not held to one.
+ */
+export function geminiPairingRefused(route: ProviderRoute, body: unknown): ErrorReply | undefined {
+  const contents = (body as { contents?: unknown } | null)?.contents
+  if (route !== 'gemini' || !Array.isArray(contents)) return undefined
+  const count = (content: unknown, key: string) => {
+    const parts = obj(content)['parts']
+    return Array.isArray(parts) ? parts.filter((p) => obj(p)[key] !== undefined).length : 0
+  }
+  for (let i = 0; i < contents.length; i++) {
+    const responses = count(contents[i], 'functionResponse')
+    const calls = i > 0 ? count(contents[i - 1], 'functionCall') : 0
+    const callsHere = count(contents[i], 'functionCall')
+    const answered =
+      i < contents.length - 1 ? count(contents[i + 1], 'functionResponse') : callsHere
+    if ((responses > 0 && responses !== calls) || (callsHere > 0 && answered !== callsHere)) {
+      const message =
+        'Please ensure that the number of function response parts is equal to the number of function call parts of the function call turn.'
+      return {
+        kind: 'error',
+        status: 400,
+        body: { error: { code: 400, message, status: 'INVALID_ARGUMENT' } },
+      }
+    }
+  }
+  return undefined
+}
+
 type Json = Record<string, unknown>
 const obj = (v: unknown): Json => (typeof v === 'object' && v !== null ? (v as Json) : {})
 

@@ -28,7 +28,7 @@ import {
   streamOptionsWithoutStream,
   unreadableBody,
 } from './refusedBody.js'
-import { toolPairingRefused } from './toolPairingRefused.js'
+import { geminiPairingRefused, toolPairingRefused } from './toolPairingRefused.js'
 import { toolSettingsWithoutTools } from './toolSettingsWithoutTools.js'
 import type {
   ErrorReply,
@@ -138,6 +138,7 @@ function refusedBeforeGenerating(ctx: ReplyContext): ErrorReply | undefined {
     geminiJsonWithToolsRefused(route, record.model, body) ??
     deepseekReasoningMissing(dialect, route, body) ??
     toolPairingRefused(dialect, route, body) ??
+    geminiPairingRefused(route, body) ??
     qwenThinkingNotStreamed(dialect, route, body, record.stream) ??
     unavailableFormat(dialect, body)
   )
@@ -463,8 +464,11 @@ function upToTokens(frames: Frame[], count: number): Frame[] {
  */
 function requestIdHeader(ctx: ReplyContext, id: string): Record<string, string> {
   if (ctx.dialect === 'deepseek') return { 'x-ds-trace-id': randomBytes(16).toString('hex') }
-  if (ctx.record.route === 'gemini') return {}
-  return ctx.record.route === 'anthropic-messages'
+  // A path no API has is answered by the API the fake plays, named as it
+  // names its answers: Anthropic's 404 sent OpenAI's `x-request-id`.
+  const unknown = ctx.record.route === 'unknown'
+  if (ctx.record.route === 'gemini' || (unknown && ctx.dialect === 'gemini')) return {}
+  return ctx.record.route === 'anthropic-messages' || (unknown && ctx.dialect === 'anthropic')
     ? { 'request-id': `req_${id}` }
     : { 'x-request-id': `req_${id}` }
 }

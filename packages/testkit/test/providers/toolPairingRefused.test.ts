@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest'
 import { type FakeProvider, reply, startFakeProvider } from '../../src/providers/index.js'
 
 /** An error answer's body, OpenAI's or Anthropic's shape (both carry `error`). */
@@ -8,7 +8,8 @@ interface ErrorBody {
 
 /**
  * OpenAI and Anthropic refuse a history whose tool calls and tool results do
- * not pair up. The fakes answered 200, so an agent loop that lost a tool
+ * not pair up, and Gemini one whose function responses do not match its
+ * function calls in number. The fakes answered 200, so an agent loop that lost a tool
  * result, or replayed one whose call a history window had cut, passed its
  * tests and failed its next request against the API.
  */
@@ -132,5 +133,61 @@ describe('anthropic messages', () => {
       { role: 'user', content: [RESULT('toolu_a')] },
     ])
     expect(status).toBe(200)
+  })
+})
+
+describe('gemini: function responses against the calls of the turn before', () => {
+  const path = '/models/gemini-2.5-flash:generateContent'
+  const call = (name: string) => ({ functionCall: { name, args: {} } })
+  const response = (name: string) => ({ functionResponse: { name, response: { ok: true } } })
+  const refusal = {
+    code: 400,
+    message:
+      'Please ensure that the number of function response parts is equal to the number of function call parts of the function call turn.',
+    status: 'INVALID_ARGUMENT',
+  }
+  const send = async (fake: FakeProvider, contents: unknown[]) => {
+    const res = await fetch(`${fake.baseURL}${path}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ contents }),
+    })
+    return { status: res.status, body: (await res.json()) as { error?: unknown } }
+  }
+  const ask = { role: 'user', parts: [{ text: 'weather in Paris and Rome?' }] }
+
+  it('two parallel calls answered by one response, or a response after a turn that called nothing, are the INVALID_ARGUMENT 400; answered in full, 200', async () => {
+    const fake = await startFakeProvider({ dialect: 'gemini', reply: reply.text('sunny') })
+    onTestFinished(() => fake.close())
+    const oneOfTwo = await send(fake, [
+      ask,
+      { role: 'model', parts: [call('paris'), call('rome')] },
+      { role: 'user', parts: [response('paris')] },
+    ])
+    expect(oneOfTwo.status).toBe(400)
+    expect(oneOfTwo.body.error).toEqual(refusal)
+
+    const unasked = await send(fake, [
+      ask,
+      { role: 'model', parts: [{ text: 'let me look' }] },
+      { role: 'user', parts: [response('paris')] },
+    ])
+    expect(unasked.status).toBe(400)
+    expect(unasked.body.error).toEqual(refusal)
+
+    const calledThenText = await send(fake, [
+      ask,
+      { role: 'model', parts: [call('paris')] },
+      { role: 'user', parts: [{ text: 'never mind' }] },
+    ])
+    expect(calledThenText.status).toBe(400)
+
+    const answered = await send(fake, [
+      ask,
+      { role: 'model', parts: [call('paris'), call('rome')] },
+      { role: 'user', parts: [response('paris'), response('rome')] },
+    ])
+    expect(answered.status).toBe(200)
+    expect(fake.requests.map((r) => r.outcome)).toEqual(['error', 'error', 'error', 'success'])
   })
 })

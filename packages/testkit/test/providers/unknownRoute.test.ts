@@ -88,6 +88,20 @@ it.each([
   expect(fake.queuedReplies).toBe(1)
 })
 
+// Named as each API names its answers: Anthropic's 404 carried OpenAI's
+// `x-request-id`, and Gemini's one, where the API sends none.
+it.each([
+  ['openai' as const, '/v1/chat/completion', 'x-request-id', ['request-id']],
+  ['anthropic' as const, '/v1/message', 'request-id', ['x-request-id']],
+  ['gemini' as const, '/v1beta/models/g:generate', undefined, ['request-id', 'x-request-id']],
+])('the %s fake names its 404 as the API names its answers', async (dialect, path, named, not) => {
+  fake = await startFakeProvider({ dialect })
+  const res = await post(`${fake.url}${path}`)
+  expect(res.status).toBe(404)
+  if (named !== undefined) expect(res.headers.get(named)).toMatch(/^req_[0-9a-f]{24}$/)
+  for (const header of not) expect(res.headers.get(header)).toBeNull()
+})
+
 // A base URL with a trailing slash joined to `/v1/…`: the path was read as a
 // relative URL, `//v1/…` naming the host `v1`, and recorded (and named in
 // the 404) without its first segment — the test blamed a client that had
