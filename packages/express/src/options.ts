@@ -146,10 +146,13 @@ export function resolveOptions(options: DeadlineMiddlewareOptions): ResolvedOpti
   // deadlines, or a tracer drawing them, saw a phantom for every
   // `deadline({ plan })` (core keeps its own `markForeignExpiry` sentinel
   // off that channel for the same reason).
-  if (options.plan) new SlicePlan(undefined as unknown as Deadline, options.plan)
+  // Null and undefined are no plan; any other value is checked as one: `plan: 0`
+  // or `plan: ''` (a config value that was meant to be a plan) read as none,
+  // and every request ran without the slices the app was written for.
+  if (options.plan != null) new SlicePlan(undefined as unknown as Deadline, options.plan)
   return {
     ...ingress,
-    plan: options.plan,
+    plan: options.plan ?? undefined,
     onExpire: options.onExpire,
     onInvalidHeader: options.onInvalidHeader,
     onLateWrite: options.onLateWrite,
