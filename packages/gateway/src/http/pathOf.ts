@@ -20,6 +20,9 @@ export function pathOf(req: IncomingMessage): string {
   return cutText(fullPath(req.url ?? '/'), MAX_PATH_CHARS)
 }
 
+/** A target's `scheme://authority` in absolute form, whatever the authority holds. */
+const ABSOLUTE_FORM = /^[a-z][a-z\d+.-]*:\/\/[^/?#]*/i
+
 function fullPath(url: string): string {
   if (url.startsWith('/')) {
     const query = url.indexOf('?')
@@ -29,7 +32,17 @@ function fullPath(url: string): string {
   try {
     return new URL(url).pathname
   } catch {
-    return url
+    // An authority WHATWG's URL refuses (`http://h:99999/v1/…`, a port past
+    // 65535) that Express's router still reads (parseurl: url.parse) and
+    // routes by its path: the whole target taken for the path made the
+    // request no API request — served, but not counted, not refused or
+    // waited for by a drain, logged under the URL.
+    const authority = ABSOLUTE_FORM.exec(url)
+    if (authority === null) return url
+    const rest = url.slice(authority[0].length)
+    const end = rest.search(/[?#]/)
+    const path = end === -1 ? rest : rest.slice(0, end)
+    return path.startsWith('/') ? path : `/${path}`
   }
 }
 
