@@ -221,6 +221,19 @@ describe.each(packageNames)('packages/%s, as npm packs it', (name) => {
     expect(missing).toEqual([])
   })
 
+  // TypeScript's classic resolution (`"module": "commonjs"`, the tsconfig of
+  // most Express 4 apps: node10) reads `types` and `main`, never `exports`:
+  // with `exports` alone, such a project found no types for the package
+  // (TS2307), nor for `req.deadline`, while Node ≥ 20.19 require()s it.
+  it('main and types name what the "." export does, for resolutions that do not read exports', () => {
+    const { manifest } = get()
+    const dot = (manifest.exports as Record<string, Record<string, string>>)['.']
+    expect({ main: manifest.main, types: manifest.types }).toEqual({
+      main: dot?.['default'],
+      types: dot?.['types'],
+    })
+  })
+
   it('package.json says what it is and where it comes from: license, repository, homepage, bugs, keywords, engines', () => {
     const { manifest } = get()
     expect(manifest.license).toBe('Apache-2.0')
