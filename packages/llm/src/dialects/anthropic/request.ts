@@ -144,6 +144,7 @@ export function buildAnthropicRequest(request: ChatRequest, model: string): Buil
   // none of the request's own refusals from a gateway checking a fallback
   // list (see `applyExtra`).
   refuseModelSampling(model, body)
+  refuseForcedToolWhileThinking(model, body)
   refusePrefill(model, turns)
   refuseModelOutputFormat(model, body, turns)
   refuseModelThinking(model, request.extra?.['reasoning_effort'], turns)
@@ -228,7 +229,6 @@ function applyExtra(
     toolChoice['disable_parallel_tool_use'] = true
   }
   if (toolChoice !== undefined) body['tool_choice'] = toolChoice
-  refuseForcedToolWhileThinking(model, body)
   // Last: what thinking cannot go beside is all in the body by now.
   if (effort !== undefined) applyAnthropicThinking(effort, model, body)
   // Beside the effort thinking may have put there: one `output_config`.

@@ -1,5 +1,8 @@
 import { quoted } from '@hourglass/core'
-import { InvalidChatRequestError } from '../../errors/InvalidChatRequestError.js'
+import {
+  InvalidChatRequestError,
+  PROVIDER_REFUSES_VALUE,
+} from '../../errors/InvalidChatRequestError.js'
 import { claudeVersion } from './claudeVersion.js'
 import { continuesUnthoughtTurn, type Turn } from './continuesUnthoughtTurn.js'
 import { lacksEffort, takesAdaptiveThinking } from './lacksEffort.js'
@@ -137,11 +140,15 @@ function refuseBesideThinking(
   }
   // Adaptive thinking takes a forced tool call (but on the models of
   // `refusesForcedTool`): Claude then skips thinking and answers with the
-  // call (docs.claude.com, "Thinking with tool use").
+  // call (docs.claude.com, "Thinking with tool use"). What the models that
+  // think on a budget refuse, and OpenAI takes (`provider_value`): a
+  // gateway leaves it to such a model reached as a fallback, rather than
+  // refuse every forced call its primary would have answered.
   if (!adaptive && forcesTool(body)) {
     throw new InvalidChatRequestError(
       'tool_choice',
       'Anthropic cannot force a tool call with a thinking budget (reasoning_effort): use auto or none',
+      PROVIDER_REFUSES_VALUE,
     )
   }
 }
@@ -152,12 +159,16 @@ function refuseBesideThinking(
  * whatever `reasoning_effort` says — `none` and no effort at all included:
  * those models think when `thinking` is left out, and Anthropic's 400 ("Thinking
  * may not be enabled when tool_choice forces tool use") goes to no fallback.
+ * A value only these models refuse (`provider_value`, checked last by
+ * `buildAnthropicRequest`): behind a primary that takes it (OpenAI, an older
+ * Claude), a gateway refused every forced call up front.
  */
 export function refuseForcedToolWhileThinking(model: string, body: Record<string, unknown>): void {
   if (refusesForcedTool(model) && forcesTool(body)) {
     throw new InvalidChatRequestError(
       'tool_choice',
       `Anthropic cannot force a tool call on ${model}, whose thinking is always on: use auto or none`,
+      PROVIDER_REFUSES_VALUE,
     )
   }
 }
