@@ -44,6 +44,16 @@ export interface ThinkingBlock {
    * and `'doubao'` send every turn's thinking as `reasoning_content`.
    */
   field?: 'reasoning' | undefined
+  /**
+   * The model that signed it, as `model@provider`: set by `callModel` on the
+   * signed thinking of the answers it returns, and read when such an answer
+   * comes back in a later call's history. The signature goes to that model
+   * only — the call's primary or a fallback — and is stripped for every
+   * other, which would refuse it (Anthropic's "Invalid `signature`",
+   * Gemini's "Corrupted thought signature"). A block without it (a history
+   * built by hand) keeps its signature for the primary only.
+   */
+  signedBy?: string | undefined
 }
 
 export interface ToolCallBlock {

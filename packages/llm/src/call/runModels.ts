@@ -44,7 +44,7 @@ export async function runModels(
 ): Promise<ChatResponse> {
   const models = state.options.models
   const causes: ModelFailure[] = []
-  let stripped: ChatRequest | undefined
+  const sentTo = new Map<string, ChatRequest>()
   let arrival = 'first model in the list'
   const primary = models[0] as ModelAdapter
   // Every model's price, before anything is sent: a fallback missing from
@@ -62,8 +62,7 @@ export async function runModels(
   let last: ModelOutcome | undefined
   for (const [index, adapter] of models.entries()) {
     const asPrimary = index === 0 || sameModel(adapter, primary)
-    if (!asPrimary) stripped ??= { ...request, messages: stripThinkingSignatures(request.messages) }
-    const sent = asPrimary ? request : (stripped as ChatRequest)
+    const sent = historyFor(request, adapter, asPrimary, sentTo)
     const outcome = await runModel(
       state,
       adapter,
@@ -73,7 +72,7 @@ export async function runModels(
       arrival,
       sink,
     )
-    if (outcome.kind === 'success') return outcome.response
+    if (outcome.kind === 'success') return signedBy(outcome.response, adapter)
     causes.push(outcome.failure)
     arrival = `fallback from ${labelOf(adapter)}: ${outcome.failure.reason}`
     if (outcome.kind === 'fallback' && outcome.left !== undefined) {
@@ -111,7 +110,7 @@ export async function runModels(
       sink,
       resume,
     )
-    if (outcome.kind === 'success') return outcome.response
+    if (outcome.kind === 'success') return signedBy(outcome.response, adapter)
     const earlier = causes.indexOf(back.failure)
     if (earlier !== -1) causes.splice(earlier, 1)
     causes.push(outcome.failure)
@@ -227,6 +226,48 @@ function endedBy(
     lastCause: final?.cause,
     reason: `every model in the list failed (${count})`,
   })
+}
+
+/**
+ * The request as `adapter` is sent it, made once per model: a signed thinking
+ * block keeps its signature for the model that signed it (`signedBy`), and,
+ * with no signer named (a history built by hand), for the primary and its
+ * model again; every other model gets it stripped. A signature is valid only
+ * for the model that issued it: by list position alone, a fallback's answer
+ * in a tool loop went back to the primary with the fallback's signature
+ * (Anthropic and Gemini refuse it: a 400 that goes to no fallback, on every
+ * later turn), and to the fallback, reached again, without its own.
+ */
+function historyFor(
+  request: ChatRequest,
+  adapter: ModelAdapter,
+  asPrimary: boolean,
+  sentTo: Map<string, ChatRequest>,
+): ChatRequest {
+  const label = labelOf(adapter)
+  let sent = sentTo.get(label)
+  if (sent === undefined) {
+    const messages = stripThinkingSignatures(request.messages, (block) =>
+      block.signedBy === undefined ? asPrimary : block.signedBy === label,
+    )
+    sent = messages.every((m, i) => m === request.messages[i]) ? request : { ...request, messages }
+    sentTo.set(label, sent)
+  }
+  return sent
+}
+
+/** The answer, its signed thinking blocks naming `adapter` as their signer. */
+function signedBy(response: ChatResponse, adapter: ModelAdapter): ChatResponse {
+  if (!response.content.some((block) => block.type === 'thinking' && block.signature)) {
+    return response
+  }
+  const label = labelOf(adapter)
+  return {
+    ...response,
+    content: response.content.map((block) =>
+      block.type === 'thinking' && block.signature ? { ...block, signedBy: label } : block,
+    ),
+  }
 }
 
 /** The same provider's same model (a signature it issued is valid for both). */

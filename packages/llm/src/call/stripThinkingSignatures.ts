@@ -1,4 +1,4 @@
-import type { ChatMessage, ContentBlock } from '../types.js'
+import type { ChatMessage, ContentBlock, ThinkingBlock } from '../types.js'
 
 /**
  * The history, ready for a different model: every thinking block loses its
@@ -8,16 +8,20 @@ import type { ChatMessage, ContentBlock } from '../types.js'
  * choose (`openAICompatible`'s `replayThinking`), and another vLLM reads it
  * only as `reasoning`. Thinking blocks left with no text — redacted
  * reasoning that was only a signature — are dropped, as nothing remains to
- * send. Returns new arrays and new objects where anything changed; the input
- * is never mutated.
+ * send. `keep` names the blocks that go as they are, signature and all (those
+ * the receiving model signed). Returns new arrays and new objects where
+ * anything changed; the input is never mutated.
  */
-export function stripThinkingSignatures(messages: readonly ChatMessage[]): ChatMessage[] {
+export function stripThinkingSignatures(
+  messages: readonly ChatMessage[],
+  keep: (block: ThinkingBlock) => boolean = () => false,
+): ChatMessage[] {
   return messages.map((message) => {
     if (typeof message.content === 'string') return message
-    if (!message.content.some((block) => block.type === 'thinking')) return message
+    if (!message.content.some((block) => block.type === 'thinking' && !keep(block))) return message
     const content: ContentBlock[] = []
     for (const block of message.content) {
-      if (block.type !== 'thinking') {
+      if (block.type !== 'thinking' || keep(block)) {
         content.push(block)
       } else if (block.thinking !== '') {
         content.push(

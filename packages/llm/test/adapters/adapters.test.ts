@@ -71,6 +71,7 @@ describe('provider adapters', () => {
         type: 'thinking',
         thinking: 'The user greets me.',
         signature: 'sig-1',
+        signedBy: 'claude-opus-4-6@anthropic',
       })
     }
     expect(fake.requests[0]?.headers['x-api-key']).toBe('sk-ant')

@@ -113,7 +113,13 @@ describe('Anthropic redacted thinking', () => {
       }
       // Before: streamed, the block was dropped ([tool_call] alone); whole, it had no `redacted`.
       expect(answer.content).toEqual([
-        { type: 'thinking', thinking: '', signature: DATA, redacted: true },
+        {
+          type: 'thinking',
+          thinking: '',
+          signature: DATA,
+          redacted: true,
+          signedBy: 'claude@anthropic',
+        },
         { type: 'tool_call', id: 'toolu_1', name: 'weather', arguments: { city: 'Paris' } },
       ])
       await callModel({

@@ -59,8 +59,9 @@ describe('Gemini thought signatures in a streamed answer', () => {
       gemini({ baseURL: fake.baseURL, apiKey: 'sk', model: 'gemini-2.5-flash' }),
     )
     const [whole, streamed] = await both(model)
+    const signedBy = 'gemini-2.5-flash@gemini'
     expect(whole.content).toEqual([
-      { type: 'thinking', thinking: '', signature: 'SIG-1' },
+      { type: 'thinking', thinking: '', signature: 'SIG-1', signedBy },
       { type: 'text', text: 'Sunny.' },
     ])
     // Streamed, Gemini signs the answer's last chunk ("." here, as the fake
@@ -68,7 +69,7 @@ describe('Gemini thought signatures in a streamed answer', () => {
     // [{ type: 'text', text: 'Sunny.' }], the signature dropped.
     expect(streamed.content).toEqual([
       { type: 'text', text: 'Sunny' },
-      { type: 'thinking', thinking: '', signature: 'SIG-1' },
+      { type: 'thinking', thinking: '', signature: 'SIG-1', signedBy },
       { type: 'text', text: '.' },
     ])
     const sent = () => fake.requests.at(-1)?.body

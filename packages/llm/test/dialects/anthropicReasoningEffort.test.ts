@@ -279,6 +279,7 @@ describe('reasoning_effort to Anthropic', () => {
       type: 'thinking',
       thinking: 'weighing it',
       signature: 'sig',
+      signedBy: 'claude-sonnet-4-5@anthropic',
     })
     expect(asked.text).toBe('Pick B.')
     const unasked = await callModel({ models: [model], request })

@@ -353,7 +353,7 @@ describe('Anthropic Messages translation', () => {
     // Before: '' thinking, 'now.' alone, and the first call run with `{}`.
     expect(answer.text).toBe('Checking now.')
     expect(answer.content).toEqual([
-      { type: 'thinking', thinking: 'Look it up.', signature: 'sig-1' },
+      { type: 'thinking', thinking: 'Look it up.', signature: 'sig-1', signedBy: 'm@anthropic' },
       { type: 'text', text: 'Checking now.' },
       {
         type: 'tool_call',
@@ -402,8 +402,8 @@ describe('Anthropic Messages translation', () => {
     // Before: 'Let meLet me think.', a second empty thinking block signed
     // 'SIG-final' after one signed 'SIG-start', and 'HelloHello world.'.
     expect(answer.content).toEqual([
-      { type: 'thinking', thinking: 'Let me think.', signature: 'SIG' },
-      { type: 'thinking', thinking: 'All of it.', signature: 'SIG-final' },
+      { type: 'thinking', thinking: 'Let me think.', signature: 'SIG', signedBy: 'm@anthropic' },
+      { type: 'thinking', thinking: 'All of it.', signature: 'SIG-final', signedBy: 'm@anthropic' },
       { type: 'text', text: 'Hello world.' },
     ])
     expect(answer.text).toBe('Hello world.')

@@ -36,6 +36,7 @@ describe('Claude 5: thinking by default, its text omitted', () => {
         type: 'thinking',
         thinking: '',
         signature: 'sig-claude-5',
+        signedBy: 'claude-sonnet-5@anthropic',
       })
       expect(first.finishReason).toBe('tool_calls')
       const call = first.content.find((b) => b.type === 'tool_call') as Extract<
