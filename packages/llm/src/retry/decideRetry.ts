@@ -152,9 +152,17 @@ export function decideRetry(input: RetryDecisionInput): RetryDecision {
   const overloaded = limit === 'overloaded'
   const overloads = input.overloads ?? (overloaded ? 1 : 0)
   const what = `${limit ?? error.kind} (HTTP ${error.status}${error.providerCode === undefined ? '' : `, ${error.providerCode}`})`
+  // A plain `bad_request` the server marked `x-should-retry: true` (the
+  // dialect leaves it retryable: a 409 the provider expects to clear) is
+  // retried on this model, as the README says; like every request-bound
+  // kind it goes to no fallback, and any other request-bound error is
+  // permanent for this request. Read as request-bound first, its retry was
+  // never made: the call ended at once with RequestRejectedError, its cause
+  // saying `retryable: true`.
+  const requestBound = REQUEST_BOUND_KINDS.has(error.kind)
   const giveUp = (why: RetrySkipWhy, reason: string, waitMs?: number): RetryDecision => {
     const base =
-      input.hasFallback === true
+      input.hasFallback === true && !requestBound
         ? { action: 'fallback' as const, reason, why }
         : { action: 'fail' as const, reason, why }
     return waitMs === undefined ? base : { ...base, waitMs }
@@ -170,7 +178,7 @@ export function decideRetry(input: RetryDecisionInput): RetryDecision {
       why: 'no-budget',
     }
   }
-  if (REQUEST_BOUND_KINDS.has(error.kind)) {
+  if (requestBound && !(error.kind === 'bad_request' && error.retryable)) {
     return {
       action: 'fail',
       reason: `${what} is permanent for this request: never retried`,
