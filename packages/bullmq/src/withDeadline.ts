@@ -296,9 +296,14 @@ export function withDeadline<
       // A sandboxed processor's job (a processor file run in a child process
       // or a worker thread) is a copy without its queue's backend: every
       // deadline job failed with "needs a Redis-backed queue", the wrong cause.
-      throw new TypeError(
+      const error = new TypeError(
         '@hourglass/bullmq: withDeadline() runs in the worker’s own process only — a sandboxed processor (a processor file) has no Redis connection to read the job’s deadline through: wrap the processor function given to new Worker() instead',
       )
+      // The same on every attempt: named as BullMQ tells a failure it must
+      // not retry (as JobDeadlineExceededError is), or each of `attempts`
+      // ran it again after its back-off, to fail the same way.
+      error.name = 'UnrecoverableError'
+      throw error
     }
     // A lost lock: BullMQ may give the job to another worker, and aborts no
     // signal for it (only cancelJob does). Stopped here, this attempt does
@@ -474,9 +479,7 @@ export function withDeadline<
       // whatever `attempts` said, or, its deadline past by then, failed
       // unrun as "back from a stalled worker". Handed an Error naming it
       // (a deadline's error quotes what was thrown itself).
-      if (unreadableByBullmq(handed)) {
-        throw new TypeError(`the processor rejected with ${describeValue(handed)}, not an error`)
-      }
+      if (unreadableByBullmq(handed)) throw unreadableRejection(handed)
       throw handed
     } finally {
       unwatch()
@@ -638,8 +641,15 @@ async function decide(
   }
   // Observe mode: what enforcement would have made of it, when that differs.
   const observed = ranOut ? { enforced: 'deadline_exceeded' as const } : {}
-  const next = await nextAttempt(job, error)
-  if (!next.retry) return { outcome: 'failed', error, ...observed }
+  // Judged, and its answer pinned, as what BullMQ is handed: a rejection it
+  // cannot read goes on as a TypeError naming it, which BullMQ retries.
+  // Asked with the raw value, BullMQ's shouldRetryJob threw reading its
+  // `name`, the attempt was judged "no retry" (`end`: failed), and BullMQ
+  // then retried the TypeError unjudged: parked in delayed past the
+  // deadline, failed unrun later.
+  const handed = unreadableByBullmq(error) ? unreadableRejection(error) : error
+  const next = await nextAttempt(job, handed)
+  if (!next.retry) return { outcome: 'failed', error: handed, ...observed }
   // A delayed retry reaches a worker up to delayLagMs after its back-off
   // ends (BullMQ's promotion, on Redis's timer); one with no back-off goes
   // straight back to wait.
@@ -648,7 +658,7 @@ async function decide(
     if (deadline.observe)
       return {
         outcome: 'retry',
-        error,
+        error: handed,
         enforced: ranOut ? 'deadline_exceeded' : 'no_time_to_retry',
         retryDelayMs: next.delayMs,
       }
@@ -659,7 +669,12 @@ async function decide(
       retryDelayMs: next.delayMs,
     }
   }
-  return { outcome: 'retry', error, ...observed, retryDelayMs: next.delayMs }
+  return { outcome: 'retry', error: handed, ...observed, retryDelayMs: next.delayMs }
+}
+
+/** What BullMQ is handed for a rejection it cannot read (see `runAttempt`). */
+function unreadableRejection(value: unknown): TypeError {
+  return new TypeError(`the processor rejected with ${describeValue(value)}, not an error`)
 }
 
 /**

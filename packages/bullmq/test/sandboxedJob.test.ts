@@ -1,4 +1,4 @@
-import type { Job } from 'bullmq'
+import { Job } from 'bullmq'
 import { expect, it } from 'vitest'
 import { withDeadline } from '../src/index.js'
 
@@ -18,4 +18,29 @@ it('a job with a deadline but no backend (a sandboxed copy) is refused naming th
     opts: { hourglass: { expiresAtMs: Date.now() + 60_000, budgetMs: 60_000 } },
   } as unknown as Job
   await expect(processor(job, 'token')).rejects.toThrow(/sandboxed processor/)
+})
+
+// The refusal is the same on every attempt: BullMQ ran each of `attempts`
+// again after its back-off (minutes, exponential), to fail the same way.
+// Named as BullMQ names a failure it does not retry.
+it('the sandbox refusal is one BullMQ does not retry', async () => {
+  const processor = withDeadline(async () => 'ran')
+  const job = {
+    id: '1',
+    name: 'j',
+    data: {},
+    attemptsMade: 0,
+    attemptsStarted: 1,
+    queueName: 'q',
+    queueQualifiedName: 'bull:q',
+    queue: { opts: {} },
+    opts: { attempts: 3, hourglass: { expiresAtMs: Date.now() + 60_000, budgetMs: 60_000 } },
+  } as unknown as Job
+  const error = await processor(job, 'token').catch((e: unknown) => e)
+  expect(error).toBeInstanceOf(TypeError)
+  // BullMQ's own judgement (a private method: the one its worker asks).
+  const shouldRetryJob = (
+    Job.prototype as unknown as { shouldRetryJob(this: Job, error: Error): Promise<unknown> }
+  ).shouldRetryJob
+  expect(await shouldRetryJob.call(job, error as Error)).toEqual([false, 0])
 })
