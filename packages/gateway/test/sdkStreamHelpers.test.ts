@@ -189,17 +189,14 @@ describe.each(DIALECTS)('openai-node stream helpers through the gateway to %s', 
 
   // DeepSeek has no json_schema (refused, 400: requestFields.test.ts); Anthropic's
   // output_config.format takes it (the README's field table).
-  it.skipIf(dialect === 'deepseek')(
-    '.stream() with a zod response_format: parsed',
-    async () => {
-      fakes.get(dialect)!.enqueue(reply.text('{"city":"Paris"}'))
-      const stream = harness.client.chat.completions.stream({
-        model,
-        messages: [{ role: 'user', content: 'where?' }],
-        response_format: zodResponseFormat(z.object({ city: z.string() }), 'place'),
-      })
-      const final = await stream.finalChatCompletion()
-      expect(final.choices[0]?.message.parsed).toEqual({ city: 'Paris' })
-    },
-  )
+  it.skipIf(dialect === 'deepseek')('.stream() with a zod response_format: parsed', async () => {
+    fakes.get(dialect)!.enqueue(reply.text('{"city":"Paris"}'))
+    const stream = harness.client.chat.completions.stream({
+      model,
+      messages: [{ role: 'user', content: 'where?' }],
+      response_format: zodResponseFormat(z.object({ city: z.string() }), 'place'),
+    })
+    const final = await stream.finalChatCompletion()
+    expect(final.choices[0]?.message.parsed).toEqual({ city: 'Paris' })
+  })
 })
