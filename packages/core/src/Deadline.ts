@@ -1,3 +1,4 @@
+import { allowFanOut } from './allowFanOut.js'
 import { coreChannels } from './channels.js'
 import { type Clock, isClock, MAX_TIMER_MS, systemClock } from './clock.js'
 import { DeadlineExceededError } from './DeadlineExceededError.js'
@@ -511,6 +512,7 @@ export class Deadline {
   get signal(): AbortSignal {
     if (!this.#controller) {
       this.#controller = new AbortController()
+      allowFanOut(this.#controller.signal)
       if (this.#aborts()) this.#controller.abort(this.#reason)
     }
     return this.#controller.signal

@@ -1,4 +1,6 @@
 export { aggregateEndedBy } from './aggregateEndedBy.js'
+/** @internal A signal still at Node's default listener cap gets 1500 (what undici's fetch does). */
+export { allowFanOut } from './allowFanOut.js'
 export { boundingDeadline } from './boundingDeadline.js'
 export { ClientClosedError, isClientClosed } from './ClientClosedError.js'
 export {

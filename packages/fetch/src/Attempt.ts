@@ -2,6 +2,7 @@ import type { Http2Stream } from 'node:http2'
 import type { Socket } from 'node:net'
 import { isErrored, isReadable } from 'node:stream'
 import {
+  allowFanOut,
   boundingDeadline,
   type Clock,
   type Deadline,
@@ -10,7 +11,6 @@ import {
   fieldOf,
   isDeadlineExceeded,
 } from '@hourglass/core'
-import { allowFanOut } from './allowFanOut.js'
 import { publishAttempt, publishAttemptEnd } from './channels.js'
 import { BodyNotReadError } from './errors/BodyNotReadError.js'
 import { BodyTimeoutError } from './errors/BodyTimeoutError.js'

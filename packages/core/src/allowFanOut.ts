@@ -10,7 +10,11 @@ import { defaultMaxListeners, getMaxListeners, setMaxListeners } from 'node:even
  * noise, not a leak. A cap the owner set (anything but the default) is left
  * as it is, and so is Node 24's default for an AbortSignal, 0 (no cap, no
  * warning). Per call: one property read (no allocation) once the cap is
- * raised.
+ * raised. A deadline's own signal gets it when first read
+ * (`Deadline.signal`): a plan step's `Promise.all` of a dozen Node calls on
+ * its slice's signal (`readFile`, `timers/promises`, each listening while
+ * it runs) printed the warning at the tenth, `run` listening itself.
+ * Fetch raises it for any signal a call is given.
  */
 export function allowFanOut(signal: AbortSignal): void {
   try {
