@@ -90,6 +90,22 @@ export let topAbove: (deadline: Deadline) => Deadline | undefined
  */
 export let lastRunStartedOf: (deadline: Deadline) => number
 
+/**
+ * @internal What `plan.run` does with its slice once the step has settled
+ * and the slice is still live. Its own time no longer counts (the step is
+ * over: no expiry of its own, no timer), but what the step started and left
+ * running under the slice's signal — a hedged call that lost a
+ * `Promise.any`, the other half of a `Promise.all` that failed fast, a body
+ * read after the step — still stops when the plan's deadline ends: its
+ * expiry or its cancel (the client left) cancels the slice with that
+ * deadline's reason. Disposed instead, the slice was cut off from its
+ * parent, and that work ran on past the request's 504 for as long as it
+ * liked. Under a parent that never expires (or of another installed copy)
+ * it is disposed as before: kept among such a parent's children, slices
+ * would pile up for the life of the process. Not exported from the package.
+ */
+export let outliveStep: (deadline: Deadline) => void
+
 /** The deadlines cancelled while live, their own time not up (see `cancelledBeforeItsTime`). */
 const cutEarly = new WeakSet<Deadline>()
 
@@ -304,6 +320,9 @@ export class Deadline {
   // not expire it then — its onExpire (a 504) and expire event came after
   // the handler had answered.
   #disposeCalled = false
+  // Its `plan.run` step has settled (see `outliveStep`): no expiry of its
+  // own any more; its parent's end cancels it with the parent's reason.
+  #followsParent = false
   #reason: unknown
   #controller: AbortController | undefined
   #timer: unknown
@@ -608,6 +627,22 @@ export class Deadline {
   }
 
   static {
+    outliveStep = (deadline) => {
+      const parent = deadline.parent
+      if (
+        deadline.#state !== 'live' ||
+        deadline.#disposeCalled ||
+        parent === undefined ||
+        !(#state in parent) ||
+        !Number.isFinite(parent.expiresAt)
+      ) {
+        deadline.dispose()
+        return
+      }
+      deadline.#clearTimer()
+      deadline.#expiresAt = parentEndOn(parent, deadline.clock, deadline.clock.now())
+      deadline.#followsParent = true
+    }
     lastPlanOf = (deadline) =>
       typeof deadline === 'object' && deadline !== null && #lastPlan in deadline
         ? deadline.#lastPlan
@@ -763,6 +798,13 @@ export class Deadline {
       // anything this child aborts. It expires this child on its way.
       parent.#expire()
       if (this.#state !== 'live') return false
+    }
+    if (this.#followsParent) {
+      // Its step is over: no expiry of its own to report. Its parent's end
+      // stops what the step left running (an observe-only one's aborts nothing).
+      const up = this.parent
+      if (up !== undefined && up.#aborts()) this.cancel(up.#reason)
+      return false
     }
     this.#state = 'expired'
     // Expired by a parent whose timer fired in the same tick: the budget is spent.

@@ -8,6 +8,7 @@ import {
   type Deadline,
   isExpiryOf,
   lastPlanOf,
+  outliveStep,
   pendingRunOf,
   pendingRunUnderOf,
   setPendingRun,
@@ -361,7 +362,9 @@ export class SlicePlan {
       if (onAbort) signal.removeEventListener('abort', onAbort)
       // Ended above (`#end` unlinks it); again in case naming the error threw.
       this.#unlinkRun(state)
-      slice.dispose()
+      // Not disposed: what the step left running under the slice still
+      // stops when the plan's deadline ends (see `outliveStep`).
+      outliveStep(slice)
     }
   }
 
