@@ -803,6 +803,7 @@ export class Deadline {
       // Its step is over: no expiry of its own to report. Its parent's end
       // stops what the step left running (an observe-only one's aborts nothing).
       const up = this.parent
+      // biome-ignore lint/complexity/useOptionalChain: an optional chain cannot reach a private member (TS18030)
       if (up !== undefined && up.#aborts()) this.cancel(up.#reason)
       return false
     }
