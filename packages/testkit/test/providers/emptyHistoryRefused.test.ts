@@ -84,52 +84,36 @@ describe('an empty or unreadable history', () => {
 
 describe('a role the Messages API does not take', () => {
   const headers = { 'x-api-key': 'k', 'anthropic-version': '2023-06-01' }
+  const messages = (body: Record<string, unknown>) =>
+    post('/v1/messages', { model: 'claude-sonnet-4-5', max_tokens: 16, ...body }, headers)
 
   it('anthropic: a system message (OpenAI\'s place for instructions) is "Unexpected role", another role names its index', async () => {
     fake = await startFakeProvider({ dialect: 'anthropic', reply: reply.text('hi') })
-    const system = await post(
-      '/v1/messages',
-      {
-        model: 'claude-sonnet-4-5',
-        max_tokens: 16,
-        messages: [
-          { role: 'system', content: 'be brief' },
-          { role: 'user', content: 'hi' },
-        ],
-      },
-      headers,
-    )
+    const system = await messages({
+      messages: [
+        { role: 'system', content: 'be brief' },
+        { role: 'user', content: 'hi' },
+      ],
+    })
     expect(system.status).toBe(400)
     expect(system.body.error).toMatchObject({
       type: 'invalid_request_error',
       message:
         'messages: Unexpected role "system". The Messages API accepts a top-level `system` parameter, not "system" as an input message role.',
     })
-    const tool = await post(
-      '/v1/messages',
-      {
-        model: 'claude-sonnet-4-5',
-        max_tokens: 16,
-        messages: [
-          { role: 'user', content: 'hi' },
-          { role: 'tool', content: '42' },
-        ],
-      },
-      headers,
-    )
+    const tool = await messages({
+      messages: [
+        { role: 'user', content: 'hi' },
+        { role: 'tool', content: '42' },
+      ],
+    })
     expect(tool.status).toBe(400)
     expect(tool.body.error.message).toBe("messages.1.role: Input should be 'user' or 'assistant'")
     // The same instructions as the top-level `system` are answered.
-    const answered = await post(
-      '/v1/messages',
-      {
-        model: 'claude-sonnet-4-5',
-        max_tokens: 16,
-        system: 'be brief',
-        messages: [{ role: 'user', content: 'hi' }],
-      },
-      headers,
-    )
+    const answered = await messages({
+      system: 'be brief',
+      messages: [{ role: 'user', content: 'hi' }],
+    })
     expect(answered.status).toBe(200)
     expect(fake?.requests.map((r) => r.outcome)).toEqual(['error', 'error', 'success'])
   })
