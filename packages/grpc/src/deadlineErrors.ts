@@ -281,6 +281,11 @@ function mapEmittedErrors(call: HandlerCall): Emit | undefined {
     if (event === 'error' && args.length > 0) {
       try {
         const error = judged(args[0], deadlineOf(call))
+        // The call's deadline already ended it: the handler noticing, as a
+        // `callback(e)` or a rejection is (see `handled`), dropped as theirs
+        // are. Emitted, grpc-js sent it as a second status, reported as a late
+        // write (`sendStatus`) for every stream the deadline cut.
+        if (handled(call, error)) return false
         args[0] = toServiceError(error, deadlineOf(call)) ?? error
       } catch {
         // A value whose reads throw (a revoked Proxy): emitted as it came.
