@@ -373,6 +373,11 @@ function crossReferences(value: unknown, ctx: z.RefinementCtx): void {
   const aliases = isRecord(value['aliases']) ? value['aliases'] : {}
   const policy = isRecord(value['policy']) ? value['policy'] : {}
   const known = Object.keys(providers)
+  // Built once, and bounded: written into every unknown-provider line, the
+  // whole list made the report grow as providers × lines (300 providers and
+  // 1,000 fallbacks naming a renamed one: 11.7 MB; 3,000 and 10,000, from a
+  // file under 1 MiB: 16 s, 2.5 GB, and a RangeError, not this error).
+  const knownShown = shownNames(known)
   const costBudget = typeof policy['maxCostUsdPerRequest'] === 'number'
   // Here, not as the record's key schema: a name refused there would drop
   // its provider, and every fallback naming it would be reported unknown too.
@@ -422,7 +427,7 @@ function crossReferences(value: unknown, ctx: z.RefinementCtx): void {
       if (p === undefined) {
         issue(
           ['models', name, 'fallback', i, 'provider'],
-          `unknown provider ${shownName(t['provider'])} (known: ${known.map(escapeId).join(', ') || 'none'})`,
+          `unknown provider ${shownName(t['provider'])} (known: ${knownShown})`,
         )
       } else if (costBudget && typeof t['model'] === 'string' && isRecord(p)) {
         const prices = isRecord(p['prices']) ? p['prices'] : {}
@@ -609,6 +614,18 @@ function baseURLIssues(entry: unknown, ctx: z.RefinementCtx): void {
   if (ctx.issues.some((issue) => issue.path?.[0] === 'baseURL')) return
   const problem = baseURLProblem(baseURL, dialects[dialect as keyof typeof dialects].wire)
   if (problem !== undefined) ctx.addIssue({ code: 'custom', path: ['baseURL'], message: problem })
+}
+
+/** The most provider names an unknown-provider problem lists. */
+const MAX_KNOWN_SHOWN = 20
+
+/** `a, b, c`, or the first `MAX_KNOWN_SHOWN` and how many more; `none`. */
+function shownNames(names: readonly string[]): string {
+  if (names.length === 0) return 'none'
+  const shown = names.slice(0, MAX_KNOWN_SHOWN).map(escapeId).join(', ')
+  return names.length > MAX_KNOWN_SHOWN
+    ? `${shown}, and ${names.length - MAX_KNOWN_SHOWN} more`
+    : shown
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {
