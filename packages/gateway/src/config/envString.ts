@@ -69,6 +69,19 @@ export function envString<T extends z.ZodType>(
       })
       return z.NEVER
     }
+    // The value as a literal is checked: `OPENAI_KEY=${OPENAI_KEY_PROD}` in a
+    // file `docker run --env-file` or systemd reads (neither expands it).
+    // Passed here, it was refused by `createGateway` re-validating the
+    // loaded config, as a literal, telling the operator to write the
+    // `{ "env": … }` they had written.
+    const inside = unexpandedVariable(resolved)
+    if (inside !== undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        message: `environment variable ${escapeId(value.env)} holds \${${inside.name}}, which nothing expanded (it would be sent as written: an env file read by \`docker run --env-file\` or systemd is not expanded); set it to the value itself`,
+      })
+      return z.NEVER
+    }
     return resolved
   }, inner) as unknown as z.ZodType<z.output<T>, z.input<T> | { env: string }>
 }
