@@ -44,6 +44,7 @@ const URL_SPECIAL: Readonly<Record<string, string>> = {
   '?': 'starts the query',
   '#': 'starts the fragment (never sent)',
   '%': 'starts an escape (%41 is read as "A")',
+  '\\': 'is read as "/" by URL parsers (fetch, browsers: /v1/models/a\\b asks for /v1/models/a/b)',
 }
 
 /** White space (U+0020, U+00A0, U+2028…), controls (C0, DEL, C1) and formatting characters (U+200B, U+FEFF, bidi overrides). */
