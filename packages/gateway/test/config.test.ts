@@ -12,6 +12,7 @@ import {
   loadGatewayConfig,
   parseGatewayConfig,
 } from '../src/index.js'
+import { configProblems as problems } from './support/configProblems.js'
 import { fakeProvider, fallback, type Harness, startHarness } from './support/harness.js'
 
 const valid = () => ({
@@ -50,17 +51,6 @@ function optionErrorCode(make: () => unknown): unknown {
     return (error as { code?: unknown }).code
   }
   return undefined
-}
-
-/** The problems a config has, as `field: message` lines. */
-function problems(input: unknown, env: Record<string, string> = {}): string[] {
-  try {
-    parseGatewayConfig(input, { env })
-  } catch (error) {
-    if (!isGatewayConfigError(error)) throw error
-    return error.problems.map((p) => `${p.field}: ${p.message}`)
-  }
-  return []
 }
 
 describe('gateway config validation names the field', () => {

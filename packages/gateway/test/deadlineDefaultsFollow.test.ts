@@ -1,6 +1,7 @@
 import { channel } from 'node:diagnostics_channel'
 import { describe, expect, it } from 'vitest'
-import { createGateway, isGatewayConfigError, parseGatewayConfig } from '../src/index.js'
+import { createGateway, parseGatewayConfig } from '../src/index.js'
+import { configProblems as problems } from './support/configProblems.js'
 import { fakeProvider, fallback, startHarness } from './support/harness.js'
 
 /**
@@ -16,16 +17,6 @@ const config = (deadline: Record<string, number>) => ({
   models: { m: fallback(['p', 'gpt-4o']) },
   deadline,
 })
-
-function problems(input: unknown): string[] {
-  try {
-    parseGatewayConfig(input, { env: {} })
-  } catch (error) {
-    if (!isGatewayConfigError(error)) throw error
-    return error.problems.map((p) => `${p.field}: ${p.message}`)
-  }
-  return []
-}
 
 describe('deadline.defaultMs and deadline.maxMs, one left out, follow the other', () => {
   it('maxMs alone caps the default budget too; defaultMs alone raises the cap to it', () => {

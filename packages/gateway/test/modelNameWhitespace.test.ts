@@ -1,16 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { isGatewayConfigError, parseGatewayConfig } from '../src/index.js'
-
-/** The problems a config has, as `field: message` lines. */
-function problems(input: unknown, env: Record<string, string> = {}): string[] {
-  try {
-    parseGatewayConfig(input, { env })
-  } catch (error) {
-    if (!isGatewayConfigError(error)) throw error
-    return error.problems.map((p) => `${p.field}: ${p.message}`)
-  }
-  return []
-}
+import { parseGatewayConfig } from '../src/index.js'
+import { configProblems as problems } from './support/configProblems.js'
 
 const withModels = (...models: unknown[]) => ({
   providers: { p: { dialect: 'gemini', baseURL: 'https://example.test', apiKeys: ['k'] } },

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { isGatewayConfigError, parseGatewayConfig } from '../src/index.js'
+import { configProblems as problems } from './support/configProblems.js'
 import { fallback } from './support/harness.js'
 import { openAIGateway } from './support/openAIGateway.js'
 
@@ -13,17 +13,6 @@ import { openAIGateway } from './support/openAIGateway.js'
  * problem; every name accepted is retrieved as it is.
  */
 const provider = { dialect: 'openai', baseURL: 'http://127.0.0.1:9/v1', apiKeys: ['k'] }
-
-/** The problems a config is refused with, as `field: message` lines. */
-function problems(config: unknown): string[] {
-  try {
-    parseGatewayConfig(config, { env: {} })
-  } catch (error) {
-    if (!isGatewayConfigError(error)) throw error
-    return error.problems.map((p) => `${p.field}: ${p.message}`)
-  }
-  return []
-}
 
 const QUERY =
   'expected no "?" in a model name: in GET /v1/models/{name} it starts the query, so a URL written without escaping asks for another model'
