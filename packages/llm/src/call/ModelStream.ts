@@ -49,6 +49,12 @@ export interface StreamSink {
    * waited for).
    */
   stoppedAfterFinish(reason: unknown): boolean
+  /**
+   * True when `reason` is the stop of a consumer that left its loop
+   * (`return()`: a `break`, or a throw out of the loop) before `finish`; not
+   * for `cancel(reason)` or the caller's signal.
+   */
+  leftLoop(reason: unknown): boolean
 }
 
 /**
@@ -89,6 +95,8 @@ export function createModelStream(
   let finishRead = false
   // The abort reason of a `return()` after `finish`, known by identity.
   let afterFinish: unknown
+  // The abort reason of a `return()` before `finish`, known by identity.
+  let leftEarly: unknown
   const notify = () => {
     // Called for every event: nothing to allocate while no read waits.
     if (waiting.length === 0) return
@@ -124,6 +132,7 @@ export function createModelStream(
     },
     signal: controller.signal,
     stoppedAfterFinish: (reason) => afterFinish !== undefined && reason === afterFinish,
+    leftLoop: (reason) => leftEarly !== undefined && reason === leftEarly,
   }
   const result = run(sink).then(
     (response) => {
@@ -206,8 +215,10 @@ export function createModelStream(
                 'the stream consumer stopped reading after the finish event',
                 'AbortError',
               )
+            } else {
+              leftEarly = new DOMException('the stream consumer stopped reading', 'AbortError')
             }
-            cancel(afterFinish)
+            cancel(afterFinish ?? leftEarly)
           }
           // A read still waiting ends too, done, as after an async generator's return.
           notify()

@@ -106,6 +106,7 @@ function heldUntilToken(sink: StreamSink): StreamSink & {
     behind: () => sink.behind(),
     signal: sink.signal,
     stoppedAfterFinish: (reason) => sink.stoppedAfterFinish(reason),
+    leftLoop: (reason) => sink.leftLoop(reason),
   }
 }
 
@@ -130,6 +131,7 @@ function withUsageOf(
     behind: () => sink.behind(),
     signal: sink.signal,
     stoppedAfterFinish: (reason) => sink.stoppedAfterFinish(reason),
+    leftLoop: (reason) => sink.leftLoop(reason),
   }
 }
 

@@ -275,6 +275,24 @@ export async function streamAttempt(options: StreamAttemptOptions): Promise<Send
       // with the usage chunk, before `[DONE]`): it has the whole answer, and
       // so does the collector. A success, as if the end marker had come.
       if (sink.stoppedAfterFinish(thrown)) return whole(received.status ?? 200)
+      // The consumer left its loop after the deadline had stopped the work —
+      // a wait of its own given the deadline's signal (a drain, a timer)
+      // rejected and took the loop with it, a tick before the aborted body
+      // says so here: the deadline's stop, as when the body says it first
+      // (an expiry, or the client that left). It read as the caller's
+      // choice: `stoppedBy: 'caller'`, kind `aborted`, `result` a bare
+      // AbortError. An observe-only deadline whose time passed stopped
+      // nothing (its signal is not aborted): a break then is the caller's.
+      const deadline = options.send.deadline
+      if (sink.leftLoop(thrown) && deadline?.done === true && deadline.signal.aborted) {
+        throw new StreamInterruptedError({
+          model: adapter.model,
+          provider: adapter.name,
+          partialText: collector.text(),
+          partialContent: collector.partialContent(),
+          cause: deadline.reason,
+        })
+      }
       // Ended on purpose — the stream's cancel or the caller's signal, which
       // `sink.signal` follows: the reason passes through as it is.
       throw thrown
