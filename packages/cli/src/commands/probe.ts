@@ -370,15 +370,34 @@ function outOfRangePort(text: string): string | undefined {
 
 function basicAuth(url: URL): string | undefined {
   if (url.username === '' && url.password === '') return undefined
-  let pair: string
-  try {
-    pair = `${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`
-  } catch {
+  const user = percentDecoded(url.username)
+  const password = percentDecoded(url.password)
+  if (user === undefined || password === undefined) {
     throw new UsageError(
       'hourglass probe: the user or password in the URL has a broken %-escape (write % as %25)',
     )
   }
-  return `Basic ${Buffer.from(pair).toString('base64')}`
+  return `Basic ${Buffer.concat([user, Buffer.from(':'), password]).toString('base64')}`
+}
+
+/**
+ * The bytes a URL's user or password stands for, as curl sends them: each
+ * `%XX` the byte it names, the rest as UTF-8. Read as UTF-8
+ * (`decodeURIComponent`), `%E9` — a Latin-1 é, no broken escape — was
+ * refused as one, and the advice to write `%25E9` sent the text `%E9`.
+ * A `%` without two hex digits after it is broken: undefined.
+ */
+function percentDecoded(text: string): Buffer | undefined {
+  if (/%(?![0-9a-f]{2})/i.test(text)) return undefined
+  const bytes: Buffer[] = []
+  let last = 0
+  for (const m of text.matchAll(/%([0-9a-f]{2})/gi)) {
+    bytes.push(Buffer.from(text.slice(last, m.index), 'utf8'))
+    bytes.push(Buffer.from([Number.parseInt(m[1] ?? '', 16)]))
+    last = m.index + 3
+  }
+  bytes.push(Buffer.from(text.slice(last), 'utf8'))
+  return Buffer.concat(bytes)
 }
 
 function withoutCredentials(url: URL): string {
