@@ -4,7 +4,8 @@ import {
   onChannels,
   refuseUnknownOptions,
 } from '@hourglass/core'
-import { diag, type MeterProvider, metrics, type TracerProvider, trace } from '@opentelemetry/api'
+import { diag, type MeterProvider, metrics, type TracerProvider } from '@opentelemetry/api'
+import { globalTracer } from './globalTracer.js'
 import type { Handlers, ObservedGroups } from './handlers.js'
 import { metricHandlers } from './metricHandlers.js'
 import { traceHandlers } from './traceHandlers.js'
@@ -85,7 +86,8 @@ export class HourglassInstrumentation {
   readonly instrumentationVersion = SCOPE_VERSION
 
   #config: HourglassInstrumentationConfig
-  #tracerProvider: TracerProvider = trace.getTracerProvider()
+  // Undefined: the global one, looked up at each span (see `globalTracer`).
+  #tracerProvider: TracerProvider | undefined
   #meterProvider: MeterProvider = metrics.getMeterProvider()
   #enabled = false
   readonly #traceStops: Array<() => void> = []
@@ -128,8 +130,9 @@ export class HourglassInstrumentation {
   }
 
   /**
-   * Where spans go. Default: the global tracer provider (a proxy that follows
-   * whichever SDK registers later). While enabled, listeners are moved to the
+   * Where spans go. Default: the global tracer provider, looked up again
+   * whenever it is another object (`globalTracer`), so an SDK registered
+   * later, after `trace.disable()` too, gets the spans. While enabled, listeners are moved to the
    * new provider: spans open at that moment are not ended.
    */
   setTracerProvider(tracerProvider: TracerProvider): void {
@@ -160,7 +163,10 @@ export class HourglassInstrumentation {
 
   #subscribeTraces(): void {
     stopAll(this.#traceStops)
-    const tracer = this.#tracerProvider.getTracer(SCOPE_NAME, SCOPE_VERSION)
+    const tracer =
+      this.#tracerProvider === undefined
+        ? globalTracer(SCOPE_NAME, SCOPE_VERSION)
+        : this.#tracerProvider.getTracer(SCOPE_NAME, SCOPE_VERSION)
     subscribeAll(traceHandlers(tracer), this.#traceStops)
   }
 
