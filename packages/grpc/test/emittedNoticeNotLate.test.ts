@@ -1,35 +1,20 @@
 import { Metadata, type ServerWritableStream, type ServiceError, status } from '@grpc/grpc-js'
 import { currentDeadline, ManualClock, wait } from '@hourglass/core'
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import {
-  deadlineErrors,
-  deadlineServerInterceptor,
   type GrpcServerEndMessage,
   type GrpcServerLateWriteMessage,
   grpcChannels,
 } from '../src/index.js'
-import {
-  connect,
-  deferred,
-  type RunningServer,
-  record,
-  startServer,
-  type WorkClientApi,
-} from './support/grpc.js'
+import { deferred, record } from './support/grpc.js'
+import { useWrappedServer } from './support/wrappedServer.js'
 
 // A streaming handler fails the way grpc-js asks (`call.emit('error', e)`).
 // When the call's deadline already ended it, the error is the handler
 // noticing, as a `callback(e)` or a rejection is: dropped. It went to grpc-js,
 // which sent it as a second status, reported as a late write (`sendStatus`)
 // for every stream a deadline cut, before the call's end event.
-let server: RunningServer | undefined
-let client: WorkClientApi | undefined
-afterEach(async () => {
-  client?.close()
-  client = undefined
-  await server?.close()
-  server = undefined
-})
+const serve = useWrappedServer()
 
 describe("a streaming handler's call.emit('error', e) after the deadline answered", () => {
   it('is the handler noticing, as callback(e) and a rejection are: no late write', async () => {
@@ -39,8 +24,8 @@ describe("a streaming handler's call.emit('error', e) after the deadline answere
     const running = deferred()
     const relayed = deferred()
     try {
-      server = await startServer(
-        deadlineErrors({
+      const client = await serve(
+        {
           async serverStream(call: ServerWritableStream<unknown, unknown>) {
             running.resolve()
             try {
@@ -51,10 +36,9 @@ describe("a streaming handler's call.emit('error', e) after the deadline answere
               relayed.resolve()
             }
           },
-        }),
-        [deadlineServerInterceptor({ clock, reserveMs: 0 })],
+        },
+        { clock, reserveMs: 0 },
       )
-      client = connect(server.address)
       const metadata = new Metadata()
       metadata.set('x-deadline-remaining-ms', '100')
       const stream = client.serverStream({}, metadata, {})
