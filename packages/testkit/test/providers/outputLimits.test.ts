@@ -319,7 +319,7 @@ describe('gemini: generationConfig.maxOutputTokens and stopSequences', () => {
 })
 
 describe('ernie (legacy wenxinworkshop): max_output_tokens and stop', () => {
-  it('cut at max_output_tokens: is_truncated, finish_reason length; before a stop: normal', async () => {
+  it('cut at max_output_tokens: is_truncated, finish_reason length; before a stop: stop', async () => {
     fake.enqueue(reply.text(ANSWER), reply.text(ANSWER))
     const ask = async (body: Record<string, unknown>) =>
       (await (
@@ -337,7 +337,7 @@ describe('ernie (legacy wenxinworkshop): max_output_tokens and stop', () => {
     expect(await ask({ stop: ['.'] })).toMatchObject({
       result: 'one two three four five',
       is_truncated: false,
-      finish_reason: 'normal',
+      finish_reason: 'stop',
     })
   })
 
@@ -378,7 +378,7 @@ describe('ernie (legacy wenxinworkshop): max_output_tokens and stop', () => {
     expect(await read({ stop: ['.'] })).toEqual({
       result: 'one two three four five',
       truncatedBeforeEnd: false,
-      last: { is_end: true, is_truncated: false, finish_reason: 'normal' },
+      last: { is_end: true, is_truncated: false, finish_reason: 'stop' },
     })
   })
 })

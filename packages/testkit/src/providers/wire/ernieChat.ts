@@ -9,6 +9,32 @@ const FINISH = {
 } as const
 
 /**
+ * Baidu's finish reasons: `normal` — "输出内容完全由大模型生成，未触发截断、替换"
+ * (the model finished on its own); `stop` — "输出结果命中入参stop中指定的字段后被截断"
+ * (cut where it met one of the request's `stop` sequences); `length`,
+ * `content_filter`, `function_call`. A text a stop sequence ended is `stop`.
+ */
+function finishReason(plan: AnswerPlan) {
+  return plan.finishReason === 'stop' && plan.stopSequence !== undefined
+    ? 'stop'
+    : FINISH[plan.finishReason]
+}
+
+/**
+ * The model's function call, as the legacy API returns it beside `result`:
+ * `function_call: {name, arguments}` — `arguments` a JSON string — with
+ * `finish_reason: "function_call"` (Baidu's response table: "function_call
+ * — 由模型生成的函数调用，包含函数名称，和调用参数"). The API takes one call per
+ * answer: the first scripted one.
+ */
+function functionCall(plan: AnswerPlan) {
+  const call = plan.toolCalls[0]
+  return call === undefined
+    ? {}
+    : { function_call: { name: call.name, arguments: call.argumentsJson } }
+}
+
+/**
  * Baidu ERNIE's legacy wenxinworkshop chat API
  * (`/rpc/2.0/ai_custom/v1/wenxinworkshop/chat/{model}`): the answer is in
  * `result`, streamed as `data:` chunks with `sentence_id` and `is_end`.
@@ -25,7 +51,8 @@ export const ernieChat: WireFormat = {
       result: plan.textTokens.join(''),
       is_truncated: plan.finishReason === 'length',
       need_clear_history: false,
-      finish_reason: FINISH[plan.finishReason],
+      finish_reason: finishReason(plan),
+      ...functionCall(plan),
       usage: usage(plan),
     }
   },
@@ -51,14 +78,20 @@ export const ernieChat: WireFormat = {
         is_truncated: end && plan.finishReason === 'length',
         result,
         need_clear_history: false,
-        finish_reason: end ? FINISH[plan.finishReason] : 'normal',
+        finish_reason: end ? finishReason(plan) : 'normal',
+        ...(end ? functionCall(plan) : {}),
         usage: usage(plan),
       })}\n\n`,
       token: !end,
       finish: end,
     })
     const frames = plan.textTokens.map((t, i) => chunk(i, t, false))
-    frames.push(chunk(frames.length, '', true))
+    const sentences = frames.length
+    // The call comes whole on the end chunk: its arguments are generated
+    // (paced, counted) but not streamed.
+    for (const call of plan.toolCalls.slice(0, 1))
+      for (const _ of call.pieces) frames.push({ text: '', token: true })
+    frames.push(chunk(sentences, '', true))
     return frames
   },
 
