@@ -217,6 +217,14 @@ export class Attempt {
   /** It ended while its events were held: the `attempt-end` is published after its `attempt`, with this phase. */
   #endHeld = false
   #heldPhase: string | undefined
+  /**
+   * A redirect fetch acts on (`follow` with a `Location`, or `error`) that
+   * ended before fetch decided: its `attempt-end` waits for `redirectSettled`,
+   * which says whether fetch followed it or failed at it. The phase it ended in.
+   */
+  #redirectPending: { phase: string | undefined } | undefined
+  /** fetch failed at this redirect (a stream body, the limit, a refused Location or hop, `redirect: 'error'`). */
+  #redirectRefused = false
   #abortHandlers: ((reason: unknown) => void)[] = []
   /** Unsubscribes from the deadline (a `Deadline.onDone` hook: no AbortSignal is made per call). */
   #offDeadline: (() => void) | undefined
@@ -610,7 +618,10 @@ export class Attempt {
     if (this.#held) {
       this.#endHeld = true
       this.#heldPhase = failedPhase
-    } else if (this.#announced) this.#publishEnd(error, failedPhase)
+    } else if (this.#announced) {
+      if (error === undefined && this.#awaitsFetch()) this.#redirectPending = { phase: failedPhase }
+      else this.#publishEnd(error, failedPhase)
+    }
     const hooks = this.#finishHooks
     this.#finishHooks = undefined
     if (hooks) for (const hook of hooks) hook(this)
@@ -654,8 +665,37 @@ export class Attempt {
     if (!(status === 301 || status === 302 || status === 303 || status === 307 || status === 308))
       return undefined
     if (this.redirectMode === 'manual') return false
-    if (this.redirectMode === 'follow') return this.location !== undefined
+    if (this.redirectMode === 'follow') {
+      if (this.location === undefined) return false
+      // fetch failed at it: not followed, and not the caller's answer either.
+      return this.#redirectRefused || this.error !== undefined ? undefined : true
+    }
     return undefined
+  }
+
+  /** A redirect status fetch acts on once this hop has ended: follows it, or fails the call at it. */
+  #awaitsFetch(): boolean {
+    const status = this.statusCode
+    if (!(status === 301 || status === 302 || status === 303 || status === 307 || status === 308))
+      return false
+    return (
+      this.redirectMode === 'error' ||
+      (this.redirectMode === 'follow' && this.location !== undefined)
+    )
+  }
+
+  /**
+   * createFetch: fetch sent this redirect's next hop (`error` undefined), or
+   * the call failed at it with `error` (fetch refused to follow, or the next
+   * hop was refused unsent). Publishes the `attempt-end` `finish` kept back;
+   * a no-op for any other attempt, or once said.
+   */
+  redirectSettled(error?: unknown): void {
+    const pending = this.#redirectPending
+    if (pending === undefined) return
+    this.#redirectPending = undefined
+    if (error !== undefined) this.#redirectRefused = true
+    this.#publishEnd(error, error === undefined ? undefined : (pending.phase ?? 'body'))
   }
 
   /** The deadline's error for this attempt (its reason once it has fired). */

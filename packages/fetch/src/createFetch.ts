@@ -281,6 +281,9 @@ export function createFetch(
       hops: 0,
       started: (started) => {
         carrier.hops += 1
+        // The hop before, whose redirect this one follows: followed, unless
+        // this hop was refused unsent (the budget spent, the caller gone).
+        attempt?.redirectSettled(started.reason)
         attempt = started
         started.redirectMode = redirectModeOf(init, input)
         started.onAbort((reason) => {
@@ -362,6 +365,8 @@ export function createFetch(
         refusedUrl(thrown, attempt, input, outbound.init.method) ??
         unwrap(thrown, carrier.hops)
       attempt?.finish(error)
+      // A redirect hop that ended before fetch failed at it: its attempt-end says so.
+      attempt?.redirectSettled(error)
       // A redirect fetch would not follow (`redirect: 'error'`, a stream
       // body, the limit, a refused Location) is left unread as a followed one is.
       hop?.leave()
