@@ -193,7 +193,21 @@ function lastBeforeHalfClose(res: ServerResponse): boolean {
  * started, for all that `headersSent` says. Reads only.
  */
 export function headUnsent(res: ServerResponse): boolean {
-  return headStoredOnly(res) && res.getHeader('content-encoding') === undefined
+  return headStoredOnly(res) && !codingByWrapper(res)
+}
+
+/**
+ * A content coding chosen by a wrapper of the response's writers:
+ * `compression` decides on the head and then encodes whatever `end()` is
+ * given, so the 504 written in the head's place would go out encoded with
+ * its label dropped. Such a wrapper replaces `write` on the response (the
+ * handler's streamed writes would pass it by otherwise). A coding the route
+ * labelled its own bytes with, no wrapper in the way (a proxy relaying its
+ * upstream's `Content-Encoding: gzip` head), says nothing of the 504: it
+ * goes with the head it labels. Reads only.
+ */
+function codingByWrapper(res: ServerResponse): boolean {
+  return res.getHeader('content-encoding') !== undefined && Object.hasOwn(res, 'write')
 }
 
 /**
@@ -288,7 +302,7 @@ function queuedWithLength(res: ServerResponse, method: string | undefined): bool
   if (!queued(res) || typeof out._header !== 'string' || !Array.isArray(out.outputData)) {
     return false
   }
-  return cutLength(res, method) && res.getHeader('content-encoding') === undefined
+  return cutLength(res, method) && !codingByWrapper(res)
 }
 
 export type Pending = { data?: unknown; callback?: unknown }
