@@ -687,7 +687,11 @@ function checkObjectOptions(options: GatewayOptions, taker: string): void {
   const pinoLike =
     typeof logger === 'object' &&
     logger !== null &&
-    typeof (logger as { child?: unknown }).child === 'function'
+    typeof (logger as { child?: unknown }).child === 'function' &&
+    // What the gateway calls on it for every line (and on close): bunyan,
+    // log4js or a hand-made object with `child()` passed, then every line
+    // threw and `close()` rejected with "isLevelEnabled is not a function".
+    typeof (logger as { isLevelEnabled?: unknown }).isLevelEnabled === 'function'
   if (logger !== undefined && typeof logger !== 'function' && !pinoLike) {
     throw optionError(taker, 'logger', 'a pino logger or a function receiving each record', logger)
   }
