@@ -190,17 +190,22 @@ export class RedisCooldownStore implements CooldownStore {
       // never shared.
       connected = firstConnection(this.#client)
     }
-    return sentOnceConnected(
-      connected,
-      () => evalScript(this.#client, SCRIPT_SHA1, COOLDOWN_SCRIPT, keys.length, [...keys, ...args]),
-      (command) =>
-        answeredWithin(
-          command,
-          this.#timeoutMs,
-          'Redis',
-          'RedisCooldownStore commandTimeoutMs',
-          this.#clock,
-        ),
+    const bound = (command: Promise<unknown>) =>
+      answeredWithin(
+        command,
+        this.#timeoutMs,
+        'Redis',
+        'RedisCooldownStore commandTimeoutMs',
+        this.#clock,
+      )
+    return evalScript(
+      this.#client,
+      SCRIPT_SHA1,
+      COOLDOWN_SCRIPT,
+      keys.length,
+      [...keys, ...args],
+      (send) => sentOnceConnected(connected, send, bound),
+      bound,
     )
   }
 }

@@ -241,9 +241,13 @@ export class RedisLimitScript {
     const connected = stillFirstConnecting(client.status, this.#wasReady)
       ? firstConnection(client)
       : undefined
-    return sentOnceConnected(
-      connected,
-      () => evalScript(client, this.#sha, this.#script, 1, args),
+    return evalScript(
+      client,
+      this.#sha,
+      this.#script,
+      1,
+      args,
+      (send) => sentOnceConnected(connected, send, bound),
       bound,
     )
   }
