@@ -237,6 +237,9 @@ const LIMIT_NAMES = Object.keys({ rpm: true, tpm: true } satisfies Record<
   true
 >)
 
+/** The RPM/TPM window when `windowMs` is left out: a minute, as the limits' names say. */
+const DEFAULT_WINDOW_MS = 60_000
+
 /**
  * Per-provider RPM and TPM limits, isolated (one provider's spent limit
  * never refuses another's requests), counted in memory or in Redis through
@@ -318,7 +321,7 @@ export class ProviderLimits {
         what: 'field',
       })
     }
-    const windowMs = options.windowMs ?? 60_000
+    const windowMs = options.windowMs ?? DEFAULT_WINDOW_MS
     // At most a Node timer's reach: the memory store (and the local fallback
     // while Redis is down) ends each window with a timer, which Node fires
     // after 1 ms when longer — a 30-day window with `rpm: 1` admitted every
@@ -392,7 +395,16 @@ export class ProviderLimits {
       if (!Number.isInteger(points) || points < 0) {
         throw optionError(dimension, 'a whole number of at least 0', points)
       }
-      const base = { points, duration: windowMs / 1000, keyPrefix: `${prefix}:${dimension}` }
+      // A key of its own per window length (the default's keeps its name):
+      // instances whose windowMs differ (a rolling deploy that changes it)
+      // counted in one key, whose window was whichever made it — the shorter
+      // one cut the longer short, and the longer's limit was admitted per the
+      // shorter window.
+      const keyPrefix =
+        windowMs === DEFAULT_WINDOW_MS
+          ? `${prefix}:${dimension}`
+          : `${prefix}:${dimension}@${windowMs / 1000}s`
+      const base = { points, duration: windowMs / 1000, keyPrefix }
       const redis = this.#redis
       if (redis === undefined) return new MemoryLimiter(base)
       // TPM's refuses a request larger than the share for as long as it decides (Infinity).

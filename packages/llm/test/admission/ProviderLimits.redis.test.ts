@@ -109,12 +109,12 @@ describe.skipIf(!available)('ProviderLimits on a real Redis', () => {
     const third = limits.tryAcquire('acme', 1)
     // The window ends between the refusal and anything sent after it.
     await Promise.race([third, held])
-    await inspector.del(`${prefix}:rpm:acme`)
+    await inspector.del(`${prefix}:rpm@1s:acme`)
     gate.release()
     expect((await third).admitted).toBe(false)
 
     expect(await admitted(limits, 5)).toBe(2)
-    expect(Number(await inspector.get(`${prefix}:rpm:acme`))).toBeGreaterThanOrEqual(0)
+    expect(Number(await inspector.get(`${prefix}:rpm@1s:acme`))).toBeGreaterThanOrEqual(0)
   })
 
   it("a request's share given back after a TPM refusal never starts the next window below zero", async () => {
@@ -134,7 +134,7 @@ describe.skipIf(!available)('ProviderLimits on a real Redis', () => {
     const big = limits.tryAcquire('acme', 50)
     await held
     // Both windows end while the give-back is on its way.
-    await inspector.del(`${prefix}:rpm:acme`, `${prefix}:tpm:acme`)
+    await inspector.del(`${prefix}:rpm@1s:acme`, `${prefix}:tpm@1s:acme`)
     gate.release()
     expect(await big).toMatchObject({ admitted: false, limit: 'tpm' })
 
@@ -159,18 +159,18 @@ describe.skipIf(!available)('ProviderLimits on a real Redis', () => {
     const other = new ProviderLimits({ ...options, redis: await client() })
     expect(await admitted(one, 1, 90)).toBe(1)
     // The window is ending as the next request is counted in it.
-    await inspector.pexpire(`${prefix}:rpm:acme`, 1000)
+    await inspector.pexpire(`${prefix}:rpm@5s:acme`, 1000)
     const held = gate.nextHeld()
     const big = one.tryAcquire('acme', 50)
     await held
     // Both windows end (here at once) while the give-back is on its way; the other process starts the next.
-    await inspector.del(`${prefix}:rpm:acme`, `${prefix}:tpm:acme`)
+    await inspector.del(`${prefix}:rpm@5s:acme`, `${prefix}:tpm@5s:acme`)
     expect(await admitted(other, 2)).toBe(2)
     gate.release()
     expect(await big).toMatchObject({ admitted: false, limit: 'tpm' })
 
     expect(await admitted(other, 3), 'admitted past the RPM limit in the new window').toBe(0)
-    expect(Number(await inspector.get(`${prefix}:rpm:acme`))).toBe(2)
+    expect(Number(await inspector.get(`${prefix}:rpm@5s:acme`))).toBe(2)
   })
 
   // A give-back to a window whose count is 0 (it ended between the count and
@@ -311,5 +311,36 @@ describe.skipIf(!available)('ProviderLimits on a real Redis', () => {
     expect(await inspector.get(`${prefix}:rpm:acme`)).toBe('2')
     expect(await inspector.get(`${prefix}:tpm:acme`)).toBe('10')
     expect(warnings).toEqual([expect.stringMatching(/Redis unavailable/)])
+  })
+
+  it("instances whose windowMs differ (a deploy that changes it) count apart: the shorter window neither shortens nor fills the longer's", async () => {
+    // 60 s → 10 s and rpm 60 → 10, the same rate, both configs live during
+    // the rollout. Counted in one key, the window was whichever instance made
+    // it, and the 10 s one cut the 60 s one short (the script's "no window
+    // outlasts the window"): the 60 s instances admitted their 60 per 10 s.
+    const inspector = await client()
+    const quiet = { warn: () => {} }
+    for (const tenFirst of [false, true]) {
+      const keyPrefix = `windows-${tenFirst}-${Math.random()}`
+      const minute = new ProviderLimits({
+        limits: { acme: { rpm: 60 } },
+        redis: await client(),
+        keyPrefix,
+        logger: quiet,
+      })
+      const tenSeconds = new ProviderLimits({
+        limits: { acme: { rpm: 10 } },
+        windowMs: 10_000,
+        redis: await client(),
+        keyPrefix,
+        logger: quiet,
+      })
+      const order = tenFirst ? [tenSeconds, minute] : [minute, tenSeconds]
+      for (const limits of order) expect(await admitted(limits, 1)).toBe(1)
+      expect(await inspector.pttl(`${keyPrefix}:rpm:acme`)).toBeGreaterThan(50_000)
+      expect(await inspector.pttl(`${keyPrefix}:rpm@10s:acme`)).toBeLessThanOrEqual(10_000)
+      // The minute's window holds its 60, not 60 more per 10 s.
+      expect(await admitted(minute, 60)).toBe(59)
+    }
   })
 })
