@@ -34,7 +34,9 @@ export interface SendOptions {
    * Written by the adapter with `answerStarted`: that reply's 2xx status, for
    * the record of an attempt the deadline or the caller's signal ends while
    * its body is read (it had an HTTP answer). Unset with `answerStarted`
-   * set: taken as 200.
+   * set: taken as 200. Also written alone (nothing charged) for a next hop's
+   * 504 with `x-deadline-expired: 1`, which ends the attempt as the
+   * deadline's expiry.
    */
   answerStatus?: number | undefined
   /**

@@ -308,6 +308,9 @@ export function createAdapter(
         saysDeadlineExpired(headerValue(res.headers, DEADLINE_EXPIRED_HEADER))
       ) {
         discardBody(res.body)
+        // It answered: the attempt's record (and its chat span) says 504, as
+        // its egress span does. Not `answerStarted`: nothing was billed.
+        send.answerStatus = res.statusCode
         throw expiryError(send.deadline)
       }
       // Asked for identity, a provider or proxy may code the answer anyway:

@@ -466,9 +466,10 @@ async function attemptsOn(
       const by = stoppedBy(thrown, state)
       if (by !== undefined) ended.stoppedBy = by
       // A stream broken after its 2xx headers had an HTTP answer: its status.
-      // So had a whole answer whose body was being read (charged as one).
+      // So had a whole answer whose body was being read (charged as one),
+      // and the next hop's 504 saying the budget it was sent ran out.
       const status =
-        received?.status ?? (send.answerStarted === true ? (send.answerStatus ?? 200) : undefined)
+        received?.status ?? send.answerStatus ?? (send.answerStarted === true ? 200 : undefined)
       if (status !== undefined) ended.status = status
       // A stream cut after its usage came (an early finish, then more
       // answer), or after its input counts (`cutUsage`): charged by that
