@@ -107,6 +107,12 @@ export type OpenResult =
        * failed attempt's record names the answer it was (`responseId`).
        */
       responseIdSoFar?: (() => string | undefined) | undefined
+      /**
+       * The service tier the stream said serves it, once it said
+       * (`StreamParser.serviceTier`), read when the stream breaks: a cut
+       * stream is charged at it rather than at the tier the call was held at.
+       */
+      serviceTierSoFar?: (() => string | undefined) | undefined
     }
   | { ok: false; error: ProviderError }
 

@@ -850,6 +850,7 @@ function streamOf(
   events: AsyncIterable<StreamEvent>
   usageSoFar: () => Usage | undefined
   responseIdSoFar: () => string | undefined
+  serviceTierSoFar: () => string | undefined
 } {
   const parser = dialect.createStreamParser()
   return {
@@ -865,6 +866,15 @@ function streamOf(
     usageSoFar: () => {
       try {
         return parser.usageSoFar
+      } catch {
+        return undefined
+      }
+    },
+    // Likewise: a getter that throws (or gives no string) names no tier.
+    serviceTierSoFar: () => {
+      try {
+        const tier: unknown = parser.serviceTier
+        return typeof tier === 'string' && tier !== '' ? tier : undefined
       } catch {
         return undefined
       }

@@ -103,6 +103,10 @@ export function redactingDialect(dialect: Dialect, keys: readonly string[]): Red
         get responseId() {
           return parser.responseId
         },
+        // Passed on, or a cut stream of an adapter with a key was charged at the dearest tier.
+        get serviceTier() {
+          return parser.serviceTier
+        },
         parseStreamEvent: (message) => scoped(() => parser.parseStreamEvent(message)),
         end: () => scoped(() => parser.end()),
       }

@@ -59,6 +59,8 @@ export type BilledFailure =
        * provider's whole usage, charged as it is.
        */
       soFar?: boolean | undefined
+      /** The tier the stream said serves it (its chunks, `message_start`): charged at it. */
+      serviceTier?: string | undefined
     }
   | { kind: 'whole' }
   | { kind: 'prompt' }
@@ -86,14 +88,14 @@ export function chargeBilledFailure(
               ? withOutputSoFar(budget, model, request, billed.usage, billed.outputWeight, provider)
               : billed.usage,
             provider,
-            requestedServiceTier(request),
+            billed.serviceTier ?? requestedServiceTier(request),
           )
         : budget.recordEstimate(
             model,
             request,
             estimatedOutputTokens(budget, model, request, billed.outputWeight, provider),
             provider,
-            undefined,
+            billed.serviceTier,
             dialect,
           )
     case 'whole':

@@ -86,6 +86,11 @@ export class StreamCollector {
     this.#keepRaw = keepRawArguments
   }
 
+  /** The service tier the `finish` said served the answer, once it came. */
+  get serviceTier(): string | undefined {
+    return this.#serviceTier
+  }
+
   /** True once text, thinking or a tool call arrived: past this point a stream is never restarted. */
   get sawToken(): boolean {
     return this.#sawToken

@@ -910,14 +910,16 @@ function billedOf(
     const { collector } = received
     if (collector.sawToken) {
       const { reportedUsage, outputWeight } = collector
-      if (reportedUsage !== undefined) return { kind: 'cut', outputWeight, usage: reportedUsage }
+      const serviceTier = servedTier(received)
+      if (reportedUsage !== undefined)
+        return { kind: 'cut', outputWeight, usage: reportedUsage, serviceTier }
       // Its counts so far, the output charged by them or by the characters
       // delivered, whichever is more — capped at `maxTokens` when by them
       // (`chargeBilledFailure`, which has the request and the price).
       const usage = cutUsage(received)
       return usage === undefined
-        ? { kind: 'cut', outputWeight, usage }
-        : { kind: 'cut', outputWeight, usage, soFar: true }
+        ? { kind: 'cut', outputWeight, usage, serviceTier }
+        : { kind: 'cut', outputWeight, usage, soFar: true, serviceTier }
     }
     return withInputCounts(PROMPT, received)
   }
@@ -963,7 +965,24 @@ function withInputCounts(
 ): BilledFailure | undefined {
   if (billed?.kind !== 'prompt' || received === undefined) return billed
   const usage = cutUsage(received)
-  return usage === undefined ? billed : { kind: 'cut', outputWeight: 0, usage }
+  return usage === undefined
+    ? billed
+    : { kind: 'cut', outputWeight: 0, usage, serviceTier: servedTier(received) }
+}
+
+/**
+ * The service tier a stream said serves its answer (its `finish`, or the
+ * parser's before it: Anthropic's `message_start`, OpenAI's chunks), for
+ * the charge of a stream cut after it said; undefined when it said none.
+ */
+function servedTier(received: StreamReceived): string | undefined {
+  const finished = received.collector.serviceTier
+  if (finished !== undefined) return finished
+  try {
+    return received.serviceTierSoFar?.()
+  } catch {
+    return undefined
+  }
 }
 
 /**

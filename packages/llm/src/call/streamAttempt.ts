@@ -46,6 +46,8 @@ export interface StreamReceived {
   usageSoFar?: (() => Usage | undefined) | undefined
   /** The provider's id of the answer once the stream named it, when the adapter reads it (`OpenResult.responseIdSoFar`). */
   responseIdSoFar?: (() => string | undefined) | undefined
+  /** The service tier the stream said serves it, when the adapter reads it (`OpenResult.serviceTierSoFar`). */
+  serviceTierSoFar?: (() => string | undefined) | undefined
 }
 
 /**
@@ -144,6 +146,7 @@ export async function streamAttempt(options: StreamAttemptOptions): Promise<Send
     received.status = opened.status
     received.usageSoFar = opened.usageSoFar
     received.responseIdSoFar = opened.responseIdSoFar
+    received.serviceTierSoFar = opened.serviceTierSoFar
     providerRequestId = opened.providerRequestId
     for await (const event of opened.events) {
       // An empty text or thinking delta (Anthropic's `text_delta` of "",

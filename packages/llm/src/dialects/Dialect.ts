@@ -61,6 +61,13 @@ export interface StreamParser {
    * was generating and billing. Absent: none.
    */
   readonly responseId?: string | undefined
+  /**
+   * The service tier the stream said serves the answer (OpenAI's chunk
+   * `service_tier`, Anthropic's `message_start` `usage.service_tier`),
+   * once it said: a stream cut before its `finish` is charged at it, as its
+   * answer would have been. Absent: none said.
+   */
+  readonly serviceTier?: string | undefined
 }
 
 export type DialectName =

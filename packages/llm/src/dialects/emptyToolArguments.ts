@@ -87,6 +87,9 @@ export function withEmptyArgumentsAsObject(parser: StreamParser): StreamParser {
     get responseId() {
       return parser.responseId
     },
+    get serviceTier() {
+      return parser.serviceTier
+    },
     parseStreamEvent: (message) => pass(parser.parseStreamEvent(message)),
     end: () => pass(parser.end()),
   }

@@ -220,6 +220,9 @@ export function createAnthropicStreamParser(): StreamParser {
     get responseId() {
       return id || undefined
     },
+    get serviceTier() {
+      return serviceTier
+    },
   }
 }
 

@@ -130,6 +130,9 @@ export function createOpenAIStreamParser(
     get responseId() {
       return id
     },
+    get serviceTier() {
+      return tier
+    },
     parseStreamEvent(message) {
       const error = normalizeStreamError(message)
       if (error !== undefined) throw new ProviderReplyError(error)
