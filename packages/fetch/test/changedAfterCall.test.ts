@@ -1,25 +1,15 @@
-import { once } from 'node:events'
-import { createServer, type Server } from 'node:http'
-import type { AddressInfo } from 'node:net'
 import { Agent, FormData, request, Headers as UndiciHeaders } from 'undici'
-import { afterEach, expect, it } from 'vitest'
+import { expect, it } from 'vitest'
 import { createFetch, deadlineInterceptor } from '../src/index.js'
+import { useHttpServer } from './helpers.js'
 
-let server: Server | undefined
-afterEach(async () => {
-  if (server) {
-    server.closeAllConnections()
-    server.close()
-    await once(server, 'close')
-  }
-  server = undefined
-})
+const listen = useHttpServer()
 
 /** Answers the first request to each path 503, the next 200; records what each request carried. */
 async function busyOncePerPath(): Promise<{ base: string; seen: string[] }> {
   const seen: string[] = []
   const answered = new Set<string>()
-  server = createServer((req, res) => {
+  const base = await listen((req, res) => {
     const chunks: Buffer[] = []
     req.on('data', (chunk: Buffer) => chunks.push(chunk))
     req.on('end', () => {
@@ -29,9 +19,7 @@ async function busyOncePerPath(): Promise<{ base: string; seen: string[] }> {
       res.writeHead(first ? 503 : 200).end()
     })
   })
-  server.listen(0, '127.0.0.1')
-  await once(server, 'listening')
-  return { base: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, seen }
+  return { base: `${base}`, seen }
 }
 
 /**
@@ -227,13 +215,11 @@ it('interceptor: a Map of headers is taken with its value arrays', async () => {
  */
 it('headers are taken as fetch takes them: non-enumerable keys sent, an undici Headers in its own case and order', async () => {
   const raw: string[][] = []
-  server = createServer((req, res) => {
+  const base = await listen((req, res) => {
     raw.push(req.rawHeaders.filter((_, i) => i % 2 === 0 && req.rawHeaders[i]!.startsWith('X-')))
     res.end()
   })
-  server.listen(0, '127.0.0.1')
-  await once(server, 'listening')
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`
+  const url = `${base}/`
   const fetch = createFetch()
   try {
     const record: Record<string, string> = { 'X-A': '1' }

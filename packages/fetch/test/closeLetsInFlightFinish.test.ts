@@ -1,20 +1,10 @@
-import { once } from 'node:events'
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
-import type { AddressInfo } from 'node:net'
+import type { IncomingMessage, ServerResponse } from 'node:http'
 import { Agent, request } from 'undici'
-import { afterEach, expect, it } from 'vitest'
+import { expect, it } from 'vitest'
 import { createConnector, createFetch, deadlineInterceptor } from '../src/index.js'
-import { recordEgress } from './helpers.js'
+import { recordEgress, useHttpServer } from './helpers.js'
 
-let server: Server | undefined
-afterEach(async () => {
-  if (server) {
-    server.closeAllConnections()
-    server.close()
-    await once(server, 'close')
-  }
-  server = undefined
-})
+const listen = useHttpServer()
 
 /** A server that hands each request to the test, to be answered when the test says. */
 async function held(): Promise<{
@@ -25,16 +15,14 @@ async function held(): Promise<{
   let requests = 0
   const waiting: Array<(pair: [IncomingMessage, ServerResponse]) => void> = []
   const queued: Array<[IncomingMessage, ServerResponse]> = []
-  server = createServer((req, res) => {
+  const base = await listen((req, res) => {
     requests++
     const take = waiting.shift()
     if (take) take([req, res])
     else queued.push([req, res])
   })
-  server.listen(0, '127.0.0.1')
-  await once(server, 'listening')
   return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/`,
+    url: `${base}/`,
     next: () => {
       const ready = queued.shift()
       return ready ? Promise.resolve(ready) : new Promise((resolve) => waiting.push(resolve))

@@ -1,32 +1,19 @@
-import { once } from 'node:events'
-import { createServer, type Server } from 'node:http'
-import type { AddressInfo } from 'node:net'
 import { ManualClock } from '@hourglass/core'
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { createFetch } from '../src/index.js'
-import { nextRetry } from './helpers.js'
+import { nextRetry, useHttpServer } from './helpers.js'
 
-let server: Server | undefined
-afterEach(async () => {
-  if (server) {
-    server.closeAllConnections()
-    server.close()
-    await once(server, 'close')
-  }
-  server = undefined
-})
+const listen = useHttpServer()
 
 /** Answers every request 503 with Retry-After: 30. */
 async function busy(): Promise<{ url: string; requests: () => number }> {
   let requests = 0
-  server = createServer((_req, res) => {
+  const base = await listen((_req, res) => {
     requests++
     res.writeHead(503, { 'retry-after': '30' }).end('busy')
   })
-  server.listen(0, '127.0.0.1')
-  await once(server, 'listening')
   return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/`,
+    url: `${base}/`,
     requests: () => requests,
   }
 }

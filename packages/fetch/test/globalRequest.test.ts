@@ -1,9 +1,8 @@
-import { once } from 'node:events'
-import { createServer, type IncomingMessage, type Server } from 'node:http'
-import type { AddressInfo } from 'node:net'
+import type { IncomingMessage } from 'node:http'
 import { Deadline } from '@hourglass/core'
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { createFetch } from '../src/index.js'
+import { useHttpServer } from './helpers.js'
 
 interface Seen {
   method: string | undefined
@@ -11,29 +10,19 @@ interface Seen {
   body: string
 }
 
-let server: Server | undefined
-afterEach(async () => {
-  if (server) {
-    server.closeAllConnections()
-    server.close()
-    await once(server, 'close')
-  }
-  server = undefined
-})
+const listen = useHttpServer()
 
 /** Records every request; answers 503 to the first `failFirst`, then 200 with the body it read. */
 async function recording(failFirst = 0): Promise<{ url: string; seen: Seen[] }> {
   const seen: Seen[] = []
-  server = createServer(async (req, res) => {
+  const base = await listen(async (req, res) => {
     let body = ''
     for await (const chunk of req) body += chunk
     seen.push({ method: req.method, headers: req.headers, body })
     res.statusCode = seen.length <= failFirst ? 503 : 200
     res.end(body || 'ok')
   })
-  server.listen(0, '127.0.0.1')
-  await once(server, 'listening')
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/path`, seen }
+  return { url: `${base}/path`, seen }
 }
 
 describe("Node's global Request (another copy of undici's class)", () => {
@@ -182,16 +171,14 @@ describe.skipIf(!sourceReadable)(
 
     it('a string body follows a 307 and is sent again, as Node’s fetch does', async () => {
       const seen: string[] = []
-      server = createServer(async (req, res) => {
+      const base = await listen(async (req, res) => {
         let body = ''
         for await (const chunk of req) body += chunk
         seen.push(`${req.url} ${body}`)
         if (req.url === '/from') res.writeHead(307, { location: '/to' }).end()
         else res.end('ok')
       })
-      server.listen(0, '127.0.0.1')
-      await once(server, 'listening')
-      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/from`
+      const url = `${base}/from`
       const fetch = createFetch()
       try {
         const res = await fetch(new globalThis.Request(url, { method: 'POST', body: 'again' }))

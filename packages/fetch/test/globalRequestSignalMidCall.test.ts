@@ -1,9 +1,7 @@
-import { once } from 'node:events'
-import { createServer, type Server } from 'node:http'
-import type { AddressInfo } from 'node:net'
-import { afterEach, expect, it } from 'vitest'
+import { expect, it } from 'vitest'
 import { collectGarbage } from '../../core/test/support/collectGarbage.js'
 import { createFetch } from '../src/index.js'
+import { useHttpServer } from './helpers.js'
 
 /**
  * The call made as `fetch(new Request(url, { signal }))` is, in a frame of
@@ -18,15 +16,7 @@ function startCall(
   return fetch(new globalThis.Request(url, { signal }))
 }
 
-let server: Server | undefined
-afterEach(async () => {
-  if (server) {
-    server.closeAllConnections()
-    server.close()
-    await once(server, 'close')
-  }
-  server = undefined
-})
+const listen = useHttpServer()
 
 // Node's global Request is rebuilt as undici's (adoptRequest), whose signal
 // follows the global Request's. Node's Request follows the caller's signal
@@ -36,15 +26,17 @@ afterEach(async () => {
 // answer (here, to its headers limit, and a GET was then sent again).
 it("a global Request's signal aborted mid-call ends the call, a GC in between", async () => {
   let requests = 0
-  server = createServer(() => {
-    requests++ // never answers
+  let arrive = () => {}
+  const arrived = new Promise<void>((resolve) => {
+    arrive = resolve
   })
-  server.listen(0, '127.0.0.1')
-  await once(server, 'listening')
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`
+  const base = await listen(() => {
+    requests++ // never answers
+    arrive()
+  })
+  const url = `${base}/`
   const fetch = createFetch({ headersTimeoutMs: 2000 })
   const controller = new AbortController()
-  const arrived = once(server, 'request')
   const call = startCall(fetch, url, controller.signal)
   call.catch(() => {})
   try {

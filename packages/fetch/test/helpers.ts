@@ -1,5 +1,9 @@
 import diagnostics from 'node:diagnostics_channel'
+import { once } from 'node:events'
+import { createServer, type RequestListener, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { type Clock, systemClock, type TimerOptions } from '@hourglass/core'
+import { afterEach } from 'vitest'
 import {
   type EgressAttemptEndMessage,
   type EgressAttemptMessage,
@@ -83,4 +87,29 @@ export function nextRetry(): Promise<EgressRetryMessage> {
     }
     diagnostics.subscribe(fetchChannels.retry.name, onRetry)
   })
+}
+
+/**
+ * Registers an `afterEach` that closes the server the returned `listen`
+ * started (its connections too) and returns `listen`: a node:http server on
+ * loopback answering with `handler`, resolved to its base URL
+ * (`http://127.0.0.1:<port>`, no trailing slash). Call it once, at a test
+ * file's top level.
+ */
+export function useHttpServer(): (handler: RequestListener) => Promise<string> {
+  let server: Server | undefined
+  afterEach(async () => {
+    if (server) {
+      server.closeAllConnections()
+      server.close()
+      await once(server, 'close')
+    }
+    server = undefined
+  })
+  return async function listen(handler: RequestListener): Promise<string> {
+    server = createServer(handler)
+    server.listen(0, '127.0.0.1')
+    await once(server, 'listening')
+    return `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+  }
 }

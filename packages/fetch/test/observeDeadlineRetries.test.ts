@@ -1,9 +1,7 @@
-import { once } from 'node:events'
-import { createServer, type Server } from 'node:http'
-import type { AddressInfo } from 'node:net'
 import { Deadline, ManualClock } from '@hourglass/core'
-import { afterEach, expect, it } from 'vitest'
+import { expect, it } from 'vitest'
 import { createFetch } from '../src/index.js'
+import { useHttpServer } from './helpers.js'
 
 /**
  * Dark mode reports what enforcement would do and changes no decision: a
@@ -13,33 +11,22 @@ import { createFetch } from '../src/index.js'
  * changed what the service did.
  */
 
-let server: Server | undefined
-afterEach(async () => {
-  if (server) {
-    server.closeAllConnections()
-    server.close()
-    await once(server, 'close')
-  }
-  server = undefined
-})
+const listen = useHttpServer()
 
 it('an observed, passed deadline does not stop a status retry', async () => {
   let requests = 0
-  server = createServer((_req, res) => {
+  const base = await listen((_req, res) => {
     requests++
     res.statusCode = requests === 1 ? 503 : 200
     res.end(requests === 1 ? 'busy' : 'ok')
   })
-  server.listen(0, '127.0.0.1')
-  await once(server, 'listening')
-  const { port } = server.address() as AddressInfo
   const clock = new ManualClock()
   const observed = Deadline.after(100, { clock, observe: true })
   clock.advance(500)
   expect(observed.expired).toBe(true)
   const fetch = createFetch({ retry: { statuses: [503] } })
   try {
-    const res = await fetch(`http://127.0.0.1:${port}/`, { deadline: observed })
+    const res = await fetch(`${base}/`, { deadline: observed })
     expect(res.status).toBe(200)
     expect(await res.text()).toBe('ok')
   } finally {

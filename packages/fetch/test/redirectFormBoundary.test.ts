@@ -1,9 +1,7 @@
-import { once } from 'node:events'
-import { createServer, type Server } from 'node:http'
-import type { AddressInfo } from 'node:net'
 import { FormData } from 'undici'
-import { afterEach, expect, it } from 'vitest'
+import { expect, it } from 'vitest'
 import { createFetch } from '../src/index.js'
+import { useHttpServer } from './helpers.js'
 
 // fetch follows a 307/308 with a FormData body by extracting the form again
 // (the fetch spec's redirect step 14), which draws a new multipart boundary,
@@ -12,15 +10,7 @@ import { createFetch } from '../src/index.js'
 // Content-Type did not name, and a multipart parser found no part at all.
 // The README offers FormData as a body a redirect can send again.
 
-let server: Server | undefined
-afterEach(async () => {
-  if (server) {
-    server.closeAllConnections()
-    server.close()
-    await once(server, 'close')
-  }
-  server = undefined
-})
+const listen = useHttpServer()
 
 interface Seen {
   url: string | undefined
@@ -32,7 +22,7 @@ interface Seen {
 /** `/moved` answers `status` to `/target`; every request's type and body are kept. */
 async function redirecting(status: number): Promise<{ base: string; seen: Seen[] }> {
   const seen: Seen[] = []
-  server = createServer((req, res) => {
+  const base = await listen((req, res) => {
     const chunks: Buffer[] = []
     req.on('data', (chunk: Buffer) => chunks.push(chunk))
     req.on('end', () => {
@@ -47,9 +37,7 @@ async function redirecting(status: number): Promise<{ base: string; seen: Seen[]
       else res.end('done')
     })
   })
-  server.listen(0, '127.0.0.1')
-  await once(server, 'listening')
-  return { base: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, seen }
+  return { base: `${base}`, seen }
 }
 
 /** The boundary a multipart Content-Type names, and whether the body is split on it. */

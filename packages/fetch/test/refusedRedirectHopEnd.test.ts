@@ -1,9 +1,6 @@
-import { once } from 'node:events'
-import { createServer, type Server } from 'node:http'
-import type { AddressInfo } from 'node:net'
-import { afterEach, expect, it } from 'vitest'
+import { expect, it } from 'vitest'
 import { createFetch } from '../src/index.js'
-import { recordEgress } from './helpers.js'
+import { recordEgress, useHttpServer } from './helpers.js'
 
 // A redirect hop whose answer has ended (a short body, the usual case)
 // published its attempt-end at once, before fetch decided what to do with
@@ -11,22 +8,16 @@ import { recordEgress } from './helpers.js'
 // the call at it (a stream body, the redirect limit, a Location it refuses,
 // a next hop refused for the budget: redirectHopEvents.test.ts) and nothing
 // went to the target. The same refusal with a body over ~64 KB (still open
-// when fetch failed) said the error and `followed: true`. The README: `followed` is "`true` when
-// fetch follows it (this hop is not the call's answer, its target is)", and
-// a hop fetch fails at ends with "its status (and that error, if any)".
+// when fetch failed) said the error and `followed: true`. The README:
+// `followed` is "`true` when fetch follows it (this hop is not the call's
+// answer, its target is)", and a hop fetch fails at ends with "its status
+// (and that error, if any)".
 
-let server: Server | undefined
-afterEach(async () => {
-  if (server) {
-    server.closeAllConnections()
-    server.close()
-    await once(server, 'close')
-  }
-  server = undefined
-})
+const serve = useHttpServer()
 
-async function listen(): Promise<string> {
-  server = createServer((req, res) => {
+/** 307 to /dest (a 200 KB body under /big), /loopN 302 to /loopN+1, /dest its target. */
+function listen(): Promise<string> {
+  return serve((req, res) => {
     req.resume()
     const url = req.url ?? '/'
     const body = url.startsWith('/big') ? 'x'.repeat(200_000) : ''
@@ -39,9 +30,6 @@ async function listen(): Promise<string> {
       res.writeHead(307, { location: '/dest', 'content-length': body.length }).end(body)
     }
   })
-  server.listen(0, '127.0.0.1')
-  await once(server, 'listening')
-  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`
 }
 
 const oneByte = () =>

@@ -3,14 +3,15 @@ import { type FakeProvider, reply, startFakeProvider } from '../../src/providers
 import { dataOf, readSse } from './sse.js'
 
 /**
- * ERNIE's legacy wenxinworkshop API names why an answer ended in
- * `finish_reason`: `normal` — "输出内容完全由大模型生成，未触发截断、替换" (the
+ * ERNIE's legacy wenxinworkshop API, as Baidu's response table has it:
+ * `finish_reason` is `normal` — "输出内容完全由大模型生成，未触发截断、替换" (the
  * model finished on its own) —, `stop` — "输出结果命中入参stop中指定的字段后被截断"
  * (cut where it met one of the request's `stop` sequences) —, `length`,
- * `content_filter`, `function_call` (Baidu's response table, quoted in every
- * ERNIE client's response type). With `honourOutputLimits` the fake cut the
- * text at the stop sequence but said `normal`, so a client that tells a
- * stop-sequence cut from a whole answer was never exercised.
+ * `content_filter` or `function_call`; with the last, the model's call comes
+ * beside `result`: `function_call: {name, arguments, thoughts?}`, `arguments`
+ * a JSON string ("由模型生成的函数调用，包含函数名称，和调用参数"). The fake
+ * said `normal` for a stop-sequence cut, and `function_call` with no call at
+ * all: a client's branches for either were never exercised against it.
  */
 let fake: FakeProvider
 beforeAll(async () => {
@@ -49,5 +50,38 @@ describe('ernie legacy: finish_reason of an answer a stop sequence ended', () =>
     expect(chunks.map((c) => c.result).join('')).toBe('one two three')
     expect(chunks.at(-1)).toMatchObject({ is_end: true, finish_reason: 'stop' })
     expect(chunks.slice(0, -1).every((c) => c.finish_reason === 'normal')).toBe(true)
+  })
+})
+
+const FUNCTIONS = [
+  {
+    name: 'get_weather',
+    description: 'the weather in a city',
+    parameters: { type: 'object', properties: { city: { type: 'string' } } },
+  },
+]
+const CALL = reply.text('', { toolCalls: [{ name: 'get_weather', arguments: { city: 'Paris' } }] })
+
+describe('ernie legacy: a function call', () => {
+  it('unstreamed: function_call with its name and arguments (a JSON string)', async () => {
+    fake.enqueue(CALL)
+    const answer = (await (await post({ functions: FUNCTIONS })).json()) as Record<string, unknown>
+    expect(answer).toMatchObject({
+      result: '',
+      finish_reason: 'function_call',
+      function_call: { name: 'get_weather', arguments: '{"city":"Paris"}' },
+    })
+  })
+
+  it('streamed: the is_end chunk carries it', async () => {
+    fake.enqueue(CALL)
+    const chunks = dataOf<Record<string, unknown>>(
+      await readSse(await post({ functions: FUNCTIONS, stream: true })),
+    )
+    expect(chunks.at(-1)).toMatchObject({
+      is_end: true,
+      finish_reason: 'function_call',
+      function_call: { name: 'get_weather', arguments: '{"city":"Paris"}' },
+    })
   })
 })
