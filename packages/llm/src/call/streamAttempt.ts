@@ -273,6 +273,8 @@ export async function streamAttempt(options: StreamAttemptOptions): Promise<Send
       if (thrown instanceof ProviderError) return { ok: false, error: thrown }
       throw thrown
     }
+    const deadline = options.send.deadline
+    let cause = thrown
     if (sink.signal.aborted && thrown === sink.signal.reason) {
       // The consumer left its loop after reading `finish` (OpenAI's comes
       // with the usage chunk, before `[DONE]`): it has the whole answer, and
@@ -282,30 +284,24 @@ export async function streamAttempt(options: StreamAttemptOptions): Promise<Send
       // a wait of its own given the deadline's signal (a drain, a timer)
       // rejected and took the loop with it, a tick before the aborted body
       // says so here: the deadline's stop, as when the body says it first
-      // (an expiry, or the client that left). It read as the caller's
-      // choice: `stoppedBy: 'caller'`, kind `aborted`, `result` a bare
-      // AbortError. An observe-only deadline whose time passed stopped
-      // nothing (its signal is not aborted): a break then is the caller's.
-      const deadline = options.send.deadline
-      if (sink.leftLoop(thrown) && deadline?.done === true && deadline.signal.aborted) {
-        throw new StreamInterruptedError({
-          model: adapter.model,
-          provider: adapter.name,
-          partialText: collector.text(),
-          partialContent: collector.partialContent(),
-          cause: deadline.reason,
-        })
+      // (an expiry, or the client that left), interrupted below. It read as
+      // the caller's choice: `stoppedBy: 'caller'`, kind `aborted`, `result`
+      // a bare AbortError. An observe-only deadline whose time passed
+      // stopped nothing (its signal is not aborted): a break then is the
+      // caller's.
+      if (!(sink.leftLoop(thrown) && deadline?.done === true && deadline.signal.aborted)) {
+        // Ended on purpose — the stream's cancel or the caller's signal,
+        // which `sink.signal` follows: the reason passes through as it is.
+        throw thrown
       }
-      // Ended on purpose — the stream's cancel or the caller's signal, which
-      // `sink.signal` follows: the reason passes through as it is.
-      throw thrown
+      cause = deadline.reason
     }
     throw new StreamInterruptedError({
       model: adapter.model,
       provider: adapter.name,
       partialText: collector.text(),
       partialContent: collector.partialContent(),
-      cause: hopDeadline(thrown, options.send.deadline) ?? thrown,
+      cause: hopDeadline(cause, deadline) ?? cause,
     })
   } finally {
     stopTimer()
