@@ -67,9 +67,26 @@ function timeIsFaked(): boolean {
   return globalThis.performance !== performance
 }
 
+// When the first sample of the stall being recorded was taken (per ring). One
+// stall makes every timer due during it late at once, and every 504 written
+// when it ends: five requests in flight gave five samples of one stall,
+// read as "seen twice", and the reserve stayed at its 100 ms ceiling for the
+// minute (a 90 ms budget answered 504 on arrival). A sample that fell due
+// before the stall's first sample was taken waited behind that same stall:
+// it is folded into that sample (the larger kept), not added.
+let firedStallAt = Number.NEGATIVE_INFINITY
+let answeredStallAt = Number.NEGATIVE_INFINITY
+
 /** @internal Deadline calls this when its own timer fires: `ms` after `expiresAt`. */
 export function recordTimerLateness(ms: number, at = performance.now()): void {
   if (timeIsFaked()) return
+  if (firedCount > 0 && at - ms < firedStallAt) {
+    const last = (firedCount - 1) % SAMPLES
+    if (ms > fired[last]!) fired[last] = ms
+    firedAt[last] = at
+    return
+  }
+  firedStallAt = at
   fired[firedCount % SAMPLES] = ms
   firedAt[firedCount % SAMPLES] = at
   firedCount++
@@ -81,6 +98,14 @@ export function recordTimerLateness(ms: number, at = performance.now()): void {
  */
 export function recordAnswerLateness(ms: number, at = performance.now()): void {
   if (!Number.isFinite(ms) || timeIsFaked()) return
+  answeredP99 = undefined
+  if (answeredCount > 0 && at - ms < answeredStallAt) {
+    const last = (answeredCount - 1) % SAMPLES
+    if (ms > answered[last]!) answered[last] = ms
+    answeredAt[last] = at
+    return
+  }
+  answeredStallAt = at
   answered[answeredCount % SAMPLES] = Math.max(0, ms)
   answeredAt[answeredCount % SAMPLES] = at
   answeredCount++
@@ -98,7 +123,8 @@ export function recordAnswerLateness(ms: number, at = performance.now()): void {
  * one stall (a 300 ms CPU-bound handler that made one timeout answer late)
  * set the reserve to its 100 ms ceiling for the minute its sample counts,
  * answering every short-budget request 504 on arrival. Lateness the process
- * sees twice within the minute still counts in full.
+ * sees twice within the minute (two stalls: one stall is one sample, see
+ * `firedStallAt`) still counts in full.
  */
 function p99Of(ring: Float64Array, takenAt: Float64Array, count: number, now: number): number {
   const n = Math.min(count, SAMPLES)
@@ -223,4 +249,6 @@ export function resetTimerLateness(): void {
   answeredCount = 0
   answeredP99 = 0
   answeredP99At = 0
+  firedStallAt = Number.NEGATIVE_INFINITY
+  answeredStallAt = Number.NEGATIVE_INFINITY
 }
