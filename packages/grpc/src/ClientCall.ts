@@ -323,14 +323,18 @@ export class ClientCall {
           below = unsent
           this.#ended = true
           start(metadata, {})
+          // Published as every call not sent is (refused, no target), so a
+          // tracer and the client error rate see the call its caller saw fail.
+          this.#publishRefusedStart()
           queueMicrotask(() =>
-            this.#inCallersContext(() =>
+            this.#inCallersContext(() => {
+              this.#publishEnd(status.UNAVAILABLE, 'error')
               listener.onReceiveStatus({
                 code: status.UNAVAILABLE,
                 details: `not sent: ${messageOf(error)}`,
                 metadata: new Metadata(),
-              }),
-            ),
+              })
+            }),
           )
           return
         }

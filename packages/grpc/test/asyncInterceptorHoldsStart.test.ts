@@ -273,7 +273,10 @@ it('ours second: a client closed while an interceptor before ours holds start fa
   const { error } = await result
   expect(error?.code).toBe(status.UNAVAILABLE)
   expect(error?.details).toBe('not sent: Channel has been shut down')
-  expect(events.starts).toEqual([])
+  // Not sent, published as every call not sent is (refused, then an error end): it was
+  // published not at all, and otel counted no CLIENT span and no error for it.
+  expect(events.starts.map((s) => s.refused)).toEqual([true])
+  expect(events.ends.map((e) => [e.code, e.outcome])).toEqual([[status.UNAVAILABLE, 'error']])
 })
 
 it('ours second: a parent call cancelled while an interceptor before ours holds start fails the child CANCELLED when it lets go, never sent', async () => {
