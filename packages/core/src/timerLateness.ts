@@ -77,15 +77,30 @@ function timeIsFaked(): boolean {
 let firedStallAt = Number.NEGATIVE_INFINITY
 let answeredStallAt = Number.NEGATIVE_INFINITY
 
+/**
+ * Folds a sample into the ring's last one when it waited behind the same
+ * stall: it fell due (`at - ms`) before that stall's first sample was taken
+ * (`stallAt`). The larger lateness is kept, the later time. True when folded.
+ */
+function foldedIntoStall(
+  ring: Float64Array,
+  takenAt: Float64Array,
+  count: number,
+  stallAt: number,
+  ms: number,
+  at: number,
+): boolean {
+  if (count === 0 || at - ms >= stallAt) return false
+  const last = (count - 1) % SAMPLES
+  if (ms > ring[last]!) ring[last] = ms
+  takenAt[last] = at
+  return true
+}
+
 /** @internal Deadline calls this when its own timer fires: `ms` after `expiresAt`. */
 export function recordTimerLateness(ms: number, at = performance.now()): void {
   if (timeIsFaked()) return
-  if (firedCount > 0 && at - ms < firedStallAt) {
-    const last = (firedCount - 1) % SAMPLES
-    if (ms > fired[last]!) fired[last] = ms
-    firedAt[last] = at
-    return
-  }
+  if (foldedIntoStall(fired, firedAt, firedCount, firedStallAt, ms, at)) return
   firedStallAt = at
   fired[firedCount % SAMPLES] = ms
   firedAt[firedCount % SAMPLES] = at
@@ -99,12 +114,7 @@ export function recordTimerLateness(ms: number, at = performance.now()): void {
 export function recordAnswerLateness(ms: number, at = performance.now()): void {
   if (!Number.isFinite(ms) || timeIsFaked()) return
   answeredP99 = undefined
-  if (answeredCount > 0 && at - ms < answeredStallAt) {
-    const last = (answeredCount - 1) % SAMPLES
-    if (ms > answered[last]!) answered[last] = ms
-    answeredAt[last] = at
-    return
-  }
+  if (foldedIntoStall(answered, answeredAt, answeredCount, answeredStallAt, ms, at)) return
   answeredStallAt = at
   answered[answeredCount % SAMPLES] = Math.max(0, ms)
   answeredAt[answeredCount % SAMPLES] = at

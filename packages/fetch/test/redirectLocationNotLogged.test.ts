@@ -1,15 +1,14 @@
-import { once } from 'node:events'
-import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { inspect } from 'node:util'
 import { Deadline } from '@hourglass/core'
-import { afterEach, expect, it } from 'vitest'
+import { expect, it } from 'vitest'
 import {
   createFetch,
   ProbeRedirectError,
   RedirectWithStreamBodyError,
   type UnexpectedRedirectError,
 } from '../src/index.js'
+import { useHttpServer } from './helpers.js'
 
 // The redirect errors keep the Location's query (a signature, a token) and
 // its credentials out of their message, as a message is logged — but their
@@ -28,30 +27,20 @@ function logged(error: Error): string[] {
   return [JSON.stringify(copied), JSON.stringify(error), inspect(error, { depth: 5 })]
 }
 
-let server: Server | undefined
-afterEach(async () => {
-  if (server) {
-    server.closeAllConnections()
-    server.close()
-    await once(server, 'close')
-  }
-  server = undefined
-})
+const listen = useHttpServer()
 
 it("an UnexpectedRedirectError's Location query and credentials reach no log line, and `location` still has them", async () => {
-  server = createServer((req, res) => {
+  const base = await listen((req, res) => {
     const { port } = req.socket.address() as AddressInfo
     res
       .writeHead(302, { location: `http://u:${PASSWORD}@127.0.0.1:${port}/next?sig=${SECRET}` })
       .end()
   })
-  server.listen(0, '127.0.0.1')
-  await once(server, 'listening')
-  const { port } = server.address() as AddressInfo
+  const { port } = new URL(base)
   const fetch = createFetch()
   let error: UnexpectedRedirectError | undefined
   try {
-    await fetch(`http://127.0.0.1:${port}/start`, {
+    await fetch(`${base}/start`, {
       redirect: 'error',
       deadline: Deadline.after(2000),
     })

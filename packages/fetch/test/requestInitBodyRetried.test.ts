@@ -1,25 +1,14 @@
-import { once } from 'node:events'
-import { createServer, type Server } from 'node:http'
-import type { AddressInfo } from 'node:net'
 import { Request } from 'undici'
-import { afterEach, expect, it } from 'vitest'
+import { expect, it } from 'vitest'
 import { createFetch } from '../src/index.js'
-import { recordEgress } from './helpers.js'
+import { recordEgress, useHttpServer } from './helpers.js'
 
-let server: Server | undefined
-afterEach(async () => {
-  if (server) {
-    server.closeAllConnections()
-    server.close()
-    await once(server, 'close')
-  }
-  server = undefined
-})
+const listen = useHttpServer()
 
 /** Answers the first request 503, the rest 200; records each body. */
 async function busyOnce(): Promise<{ url: string; bodies: string[] }> {
   const bodies: string[] = []
-  server = createServer((req, res) => {
+  const base = await listen((req, res) => {
     const chunks: Buffer[] = []
     req.on('data', (chunk: Buffer) => chunks.push(chunk))
     req.on('end', () => {
@@ -27,9 +16,7 @@ async function busyOnce(): Promise<{ url: string; bodies: string[] }> {
       res.writeHead(bodies.length === 1 ? 503 : 200).end('answer')
     })
   })
-  server.listen(0, '127.0.0.1')
-  await once(server, 'listening')
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/`, bodies }
+  return { url: `${base}/`, bodies }
 }
 
 /**

@@ -1,35 +1,21 @@
-import { once } from 'node:events'
-import { createServer, type Server } from 'node:http'
-import type { AddressInfo } from 'node:net'
 import { Deadline } from '@hourglass/core'
-import { afterEach, expect, it } from 'vitest'
+import { expect, it } from 'vitest'
 import { createFetch, isUnexpectedRedirect, UnexpectedRedirectError } from '../src/index.js'
-import { recordEgress } from './helpers.js'
+import { recordEgress, useHttpServer } from './helpers.js'
 
 // `redirect: 'error'` asks fetch to fail on a redirect. undici fails it with
 // a bare `Error('unexpected redirect')` inside its "fetch failed": createFetch
 // passed on that bare Error — no code, no guard, nothing saying which status
 // or where to — so a caller could match it only on undici's wording.
 
-let server: Server | undefined
-afterEach(async () => {
-  if (server) {
-    server.closeAllConnections()
-    server.close()
-    await once(server, 'close')
-  }
-  server = undefined
-})
+const listen = useHttpServer()
 
 it("redirect: 'error' on a 302 rejects with UnexpectedRedirectError naming the status and the resolved Location, sent once", async () => {
   let requests = 0
-  server = createServer((_req, res) => {
+  const base = await listen((_req, res) => {
     requests++
     res.writeHead(302, { location: '/next?sig=secret' }).end('moved')
   })
-  server.listen(0, '127.0.0.1')
-  await once(server, 'listening')
-  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
   const events = recordEgress()
   const fetch = createFetch()
   let error: unknown
@@ -65,12 +51,9 @@ it.each([
 ])(
   "redirect: 'error' on a 302 %s: retry-skipped says not-retryable either way",
   async (_, body) => {
-    server = createServer((_req, res) => {
+    const base = await listen((_req, res) => {
       res.writeHead(302, { location: '/next' }).end(body)
     })
-    server.listen(0, '127.0.0.1')
-    await once(server, 'listening')
-    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
     const events = recordEgress()
     const fetch = createFetch()
     const error = await fetch(`${base}/start`, { redirect: 'error' }).catch((e: unknown) => e)
