@@ -67,41 +67,9 @@ function timeIsFaked(): boolean {
   return globalThis.performance !== performance
 }
 
-// When the first sample of the stall being recorded was taken (per ring). One
-// stall makes every timer due during it late at once, and every 504 written
-// when it ends: five requests in flight gave five samples of one stall,
-// read as "seen twice", and the reserve stayed at its 100 ms ceiling for the
-// minute (a 90 ms budget answered 504 on arrival). A sample that fell due
-// before the stall's first sample was taken waited behind that same stall:
-// it is folded into that sample (the larger kept), not added.
-let firedStallAt = Number.NEGATIVE_INFINITY
-let answeredStallAt = Number.NEGATIVE_INFINITY
-
-/**
- * Folds a sample into the ring's last one when it waited behind the same
- * stall: it fell due (`at - ms`) before that stall's first sample was taken
- * (`stallAt`). The larger lateness is kept, the later time. True when folded.
- */
-function foldedIntoStall(
-  ring: Float64Array,
-  takenAt: Float64Array,
-  count: number,
-  stallAt: number,
-  ms: number,
-  at: number,
-): boolean {
-  if (count === 0 || at - ms >= stallAt) return false
-  const last = (count - 1) % SAMPLES
-  if (ms > ring[last]!) ring[last] = ms
-  takenAt[last] = at
-  return true
-}
-
 /** @internal Deadline calls this when its own timer fires: `ms` after `expiresAt`. */
 export function recordTimerLateness(ms: number, at = performance.now()): void {
   if (timeIsFaked()) return
-  if (foldedIntoStall(fired, firedAt, firedCount, firedStallAt, ms, at)) return
-  firedStallAt = at
   fired[firedCount % SAMPLES] = ms
   firedAt[firedCount % SAMPLES] = at
   firedCount++
@@ -113,9 +81,6 @@ export function recordTimerLateness(ms: number, at = performance.now()): void {
  */
 export function recordAnswerLateness(ms: number, at = performance.now()): void {
   if (!Number.isFinite(ms) || timeIsFaked()) return
-  answeredP99 = undefined
-  if (foldedIntoStall(answered, answeredAt, answeredCount, answeredStallAt, ms, at)) return
-  answeredStallAt = at
   answered[answeredCount % SAMPLES] = Math.max(0, ms)
   answeredAt[answeredCount % SAMPLES] = at
   answeredCount++
@@ -133,8 +98,7 @@ export function recordAnswerLateness(ms: number, at = performance.now()): void {
  * one stall (a 300 ms CPU-bound handler that made one timeout answer late)
  * set the reserve to its 100 ms ceiling for the minute its sample counts,
  * answering every short-budget request 504 on arrival. Lateness the process
- * sees twice within the minute (two stalls: one stall is one sample, see
- * `firedStallAt`) still counts in full.
+ * sees twice within the minute still counts in full.
  */
 function p99Of(ring: Float64Array, takenAt: Float64Array, count: number, now: number): number {
   const n = Math.min(count, SAMPLES)
@@ -259,6 +223,4 @@ export function resetTimerLateness(): void {
   answeredCount = 0
   answeredP99 = 0
   answeredP99At = 0
-  firedStallAt = Number.NEGATIVE_INFINITY
-  answeredStallAt = Number.NEGATIVE_INFINITY
 }

@@ -11,17 +11,17 @@ function lateClock(lateMs: number, realTime: boolean): Clock {
   }
 }
 
-/**
- * Let `count` deadlines of `ms` on `clock` expire one after another, each
- * made when the one before has expired: late timers that fire together are
- * one stall, one sample (`recordTimerLateness`), so each is a stall of its own.
- */
+/** Let `count` deadlines of `ms` on `clock` expire; resolves when the last has. */
 async function expireOn(clock: Clock, count: number, ms: number): Promise<void> {
-  for (let i = 0; i < count; i++) {
-    await new Promise<void>((resolve) => {
-      Deadline.after(ms, { clock, onExpire: () => resolve() })
-    })
-  }
+  await Promise.all(
+    Array.from(
+      { length: count },
+      () =>
+        new Promise<void>((resolve) => {
+          Deadline.after(ms, { clock, onExpire: () => resolve() })
+        }),
+    ),
+  )
 }
 
 /**
@@ -44,11 +44,11 @@ describe('timer lateness is learned on clocks that run on real time', () => {
     timerLatenessMs() // starts the monitor and the first window
 
     // Timers 40 ms late, on a clock that does not say it runs on real time.
-    await expireOn(lateClock(40, false), 8, 5)
+    await expireOn(lateClock(40, false), 64, 5)
     expect(nextWindow()).toBeLessThan(20)
 
     // The same lateness on a wrapper of the system clock that says so.
-    await expireOn(lateClock(40, true), 8, 5)
+    await expireOn(lateClock(40, true), 64, 5)
     expect(nextWindow()).toBeGreaterThanOrEqual(35)
   }, 20_000)
 })
