@@ -92,6 +92,9 @@ export class HourglassInstrumentation {
   #enabled = false
   readonly #traceStops: Array<() => void> = []
   readonly #metricStops: Array<() => void> = []
+  // gRPC calls whose expiry this instrumentation counted: kept across its
+  // cycles (each makes new handlers), so a dark-mode call counts once.
+  readonly #grpcExpired = new WeakSet<object>()
 
   constructor(config?: HourglassInstrumentationConfig | null) {
     this.#config = readConfig(config, 'new HourglassInstrumentation()')
@@ -173,7 +176,7 @@ export class HourglassInstrumentation {
   #subscribeMetrics(): void {
     stopAll(this.#metricStops)
     const meter = this.#meterProvider.getMeter(SCOPE_NAME, SCOPE_VERSION)
-    subscribeAll(metricHandlers(meter), this.#metricStops)
+    subscribeAll(metricHandlers(meter, this.#grpcExpired), this.#metricStops)
   }
 }
 

@@ -106,13 +106,30 @@ const seconds = (ms: number) => ms / 1000
 const MODEL_SENDS = new WeakSet<object>()
 
 /**
+ * HTTP attempts whose `attempt` message some set of handlers heard. One
+ * whose start nobody heard (the instrumentation was enabled, or enabled
+ * again, while it was in flight) may be a model send — only its start says
+ * so — and counted as `http` at its end, the call was counted twice (`http`
+ * and `llm`): such an end is in no `calls.succeeded` series, as its start is
+ * in no `egress.remaining` sample. Shared, as `MODEL_SENDS` is.
+ */
+const HEARD_SENDS = new WeakSet<object>()
+
+/**
  * Metrics for the Hourglass channels. Attributes are low-cardinality on
  * purpose: no URLs, no request ids — slice names, stages, reasons and attempt
  * numbers only.
  */
-export function metricHandlers(meter: Meter): Handlers {
-  /** gRPC calls whose expiry was counted (see `grpc.serverExpire`). */
-  const grpcExpired = new WeakSet<object>()
+export function metricHandlers(
+  meter: Meter,
+  /**
+   * gRPC calls whose expiry was counted (see `grpc.serverExpire`): the
+   * instrumentation's, kept across `disable()`/`enable()` and
+   * `setMeterProvider()` (which make new handlers), or a dark-mode call
+   * whose two expiries straddled one was counted twice.
+   */
+  grpcExpired: WeakSet<object> = new WeakSet<object>(),
+): Handlers {
   const conventions = rpcConventions()
   const ingressRemaining = meter.createHistogram(METRIC_INGRESS_REMAINING, {
     description: 'Time left on a request deadline when it started',
@@ -265,6 +282,7 @@ export function metricHandlers(meter: Meter): Handlers {
     fetch: {
       attempt(m) {
         // Announced as it is dispatched, in the context of the code sending it.
+        HEARD_SENDS.add(m.handle)
         if (inModelSend()) MODEL_SENDS.add(m.handle)
         // A retry counts when it is sent, not when it is announced: one
         // announced and then abandoned (the caller left, the deadline ended
@@ -290,7 +308,8 @@ export function metricHandlers(meter: Meter): Handlers {
         // when the call may retry — never under `retry: false`, so never for
         // llm's model attempts, the gateway hop of an API's chain.
         if (m.upstreamDeadline === true) countExceeded('upstream')
-        if (MODEL_SENDS.has(m.handle)) return
+        // A model send's (counted as `llm`), or one whose start nobody heard (maybe one).
+        if (MODEL_SENDS.has(m.handle) || !HEARD_SENDS.has(m.handle)) return
         // A redirect is not the call's answer: the hop that follows it is
         // (fetch follows 301, 302, 303, 307 and 308; another 3xx is final).
         // An answer its caller stopped reading once part of it had come
