@@ -509,7 +509,10 @@ describe('classification: what is retried, what is not', () => {
     const response = await callModel({
       models: [ernie, deepseek],
       request,
-      retry: { maxAttempts: 2, delay: FAST_RETRIES },
+      // A retry wait of seconds: with FAST_RETRIES's 10 ms, a loaded machine
+      // could let the wait pass before the decision, the two models then
+      // tied at "ready" and the list's order kept (a CI run retried ERNIE).
+      retry: { maxAttempts: 2, delay: { ...FAST_RETRIES, baseDelayMs: 5_000, maxDelayMs: 5_000 } },
     })
     expect(response.text).toBe('DeepSeek answers')
     expect(fake.requests).toHaveLength(1)
