@@ -270,7 +270,14 @@ export async function streamCompletion(
       // where the same request is filtered again. No usage chunk: the
       // provider reported none.
       ctx.log('info', 'stream-filtered', { model: reply.model, by: reply.answeredBy?.() })
-      const finish = encoder.encode({ type: 'finish', finishReason: 'content_filter' })
+      // With the log probabilities of the text that did go out: the finish
+      // chunk is where a stream's are sent (README, "Log probabilities").
+      const logprobs = isStreamInterrupted(error) ? error.partialLogprobs : undefined
+      const finish = encoder.encode({
+        type: 'finish',
+        finishReason: 'content_filter',
+        ...(logprobs === undefined ? {} : { logprobs }),
+      })
       for (const chunk of finish) await write(openAISseData(chunk))
       await write(OPENAI_SSE_DONE)
       whole = true

@@ -2,7 +2,7 @@ import type { Deadline } from '@hourglass/core'
 import type { HourglassFetch } from '@hourglass/fetch'
 import type { Dialect } from '../dialects/Dialect.js'
 import type { ProviderError } from '../errors/ProviderError.js'
-import type { ChatRequest, ChatResponse, StreamEvent, Usage } from '../types.js'
+import type { ChatRequest, ChatResponse, Logprobs, StreamEvent, Usage } from '../types.js'
 
 /** What one attempt needs besides the request. */
 export interface SendOptions {
@@ -113,6 +113,12 @@ export type OpenResult =
        * stream is charged at it rather than at the tier the call was held at.
        */
       serviceTierSoFar?: (() => string | undefined) | undefined
+      /**
+       * The tokens' log probabilities so far (`StreamParser.logprobsSoFar`),
+       * read when the stream breaks: a stream an output filter stopped keeps
+       * those of the text that came (`StreamInterruptedError.partialLogprobs`).
+       */
+      logprobsSoFar?: (() => Logprobs | undefined) | undefined
     }
   | { ok: false; error: ProviderError }
 

@@ -25,7 +25,7 @@ import {
 } from '../errors/ProviderReplyError.js'
 import { MAX_CODE_CHARS } from '../errors/printableError.js'
 import { ResponseTooLargeError } from '../errors/ResponseTooLargeError.js'
-import type { ChatRequest, ChatResponse, StreamEvent, Usage } from '../types.js'
+import type { ChatRequest, ChatResponse, Logprobs, StreamEvent, Usage } from '../types.js'
 import {
   checkAdapterOptions,
   checkOptionsObject,
@@ -851,6 +851,7 @@ function streamOf(
   usageSoFar: () => Usage | undefined
   responseIdSoFar: () => string | undefined
   serviceTierSoFar: () => string | undefined
+  logprobsSoFar: () => Logprobs | undefined
 } {
   const parser = dialect.createStreamParser()
   return {
@@ -875,6 +876,14 @@ function streamOf(
       try {
         const tier: unknown = parser.serviceTier
         return typeof tier === 'string' && tier !== '' ? tier : undefined
+      } catch {
+        return undefined
+      }
+    },
+    // Likewise: a getter that throws hands on none.
+    logprobsSoFar: () => {
+      try {
+        return parser.logprobsSoFar
       } catch {
         return undefined
       }

@@ -107,6 +107,10 @@ export function redactingDialect(dialect: Dialect, keys: readonly string[]): Red
         get serviceTier() {
           return parser.serviceTier
         },
+        // Passed on, or a filtered stream of an adapter with a key lost its log probabilities.
+        get logprobsSoFar() {
+          return parser.logprobsSoFar
+        },
         parseStreamEvent: (message) => scoped(() => parser.parseStreamEvent(message)),
         end: () => scoped(() => parser.end()),
       }

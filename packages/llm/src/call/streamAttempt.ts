@@ -4,7 +4,7 @@ import { END_GRACE_MS } from '../adapters/readEvents.js'
 import { ProviderError } from '../errors/ProviderError.js'
 import { malformedReply, ProviderReplyError } from '../errors/ProviderReplyError.js'
 import { StreamInterruptedError } from '../errors/StreamInterruptedError.js'
-import type { ChatRequest, StreamEvent, Usage } from '../types.js'
+import type { ChatRequest, Logprobs, StreamEvent, Usage } from '../types.js'
 import type { StreamSink } from './ModelStream.js'
 import { keepsRawArguments, StreamCollector } from './StreamCollector.js'
 
@@ -48,6 +48,8 @@ export interface StreamReceived {
   responseIdSoFar?: (() => string | undefined) | undefined
   /** The service tier the stream said serves it, when the adapter reads it (`OpenResult.serviceTierSoFar`). */
   serviceTierSoFar?: (() => string | undefined) | undefined
+  /** The tokens' log probabilities so far, when the adapter reads them (`OpenResult.logprobsSoFar`). */
+  logprobsSoFar?: (() => Logprobs | undefined) | undefined
 }
 
 /**
@@ -147,6 +149,7 @@ export async function streamAttempt(options: StreamAttemptOptions): Promise<Send
     received.usageSoFar = opened.usageSoFar
     received.responseIdSoFar = opened.responseIdSoFar
     received.serviceTierSoFar = opened.serviceTierSoFar
+    received.logprobsSoFar = opened.logprobsSoFar
     providerRequestId = opened.providerRequestId
     for await (const event of opened.events) {
       // An empty text or thinking delta (Anthropic's `text_delta` of "",
@@ -301,6 +304,7 @@ export async function streamAttempt(options: StreamAttemptOptions): Promise<Send
       provider: adapter.name,
       partialText: collector.text(),
       partialContent: collector.partialContent(),
+      partialLogprobs: received.logprobsSoFar?.(),
       cause: hopDeadline(cause, deadline) ?? cause,
     })
   } finally {

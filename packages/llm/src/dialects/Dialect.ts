@@ -1,5 +1,12 @@
 import type { SseMessage } from '../sse/SseFrame.js'
-import type { ChatRequest, ChatResponse, NormalizedError, StreamEvent, Usage } from '../types.js'
+import type {
+  ChatRequest,
+  ChatResponse,
+  Logprobs,
+  NormalizedError,
+  StreamEvent,
+  Usage,
+} from '../types.js'
 import type { ErrorInput, StreamErrorInput } from './ErrorInput.js'
 import { type HeaderInput, headerValue } from './errorHeaders.js'
 
@@ -68,6 +75,12 @@ export interface StreamParser {
    * answer would have been. Absent: none said.
    */
   readonly serviceTier?: string | undefined
+  /**
+   * The tokens' log probabilities gathered so far (a stream's go out on its
+   * `finish`): what a stream that breaks before its finish (an output
+   * filter's refusal) still hands on with the text that came. Absent: none.
+   */
+  readonly logprobsSoFar?: Logprobs | undefined
 }
 
 export type DialectName =

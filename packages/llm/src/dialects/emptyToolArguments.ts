@@ -90,6 +90,9 @@ export function withEmptyArgumentsAsObject(parser: StreamParser): StreamParser {
     get serviceTier() {
       return parser.serviceTier
     },
+    get logprobsSoFar() {
+      return parser.logprobsSoFar
+    },
     parseStreamEvent: (message) => pass(parser.parseStreamEvent(message)),
     end: () => pass(parser.end()),
   }

@@ -1,5 +1,5 @@
 import { HourglassError, hasErrorCode } from '@hourglass/core'
-import type { ContentBlock } from '../types.js'
+import type { ContentBlock, Logprobs } from '../types.js'
 
 export interface StreamInterruptedDetails {
   model: string
@@ -12,6 +12,11 @@ export interface StreamInterruptedDetails {
    * (`""` when none had: its end never came).
    */
   partialContent: ContentBlock[]
+  /**
+   * The log probabilities of what arrived, when the request asked for them
+   * (`logprobs: true`) and the provider sent them. Absent: none.
+   */
+  partialLogprobs?: Logprobs | undefined
   cause?: unknown
 }
 
@@ -28,6 +33,8 @@ export class StreamInterruptedError extends HourglassError {
   readonly provider: string
   readonly partialText: string
   readonly partialContent: ContentBlock[]
+  /** The log probabilities of what arrived, when asked for and sent (else undefined). */
+  readonly partialLogprobs: Logprobs | undefined
 
   constructor(details: StreamInterruptedDetails) {
     super(
@@ -39,6 +46,7 @@ export class StreamInterruptedError extends HourglassError {
     this.provider = details.provider
     this.partialText = details.partialText
     this.partialContent = details.partialContent
+    this.partialLogprobs = details.partialLogprobs
   }
 }
 

@@ -113,6 +113,9 @@ export function createGeminiStreamParser(): StreamParser {
       return out
     },
     end: () => [],
+    get logprobsSoFar() {
+      return logprobs
+    },
     get usageSoFar() {
       return latestUsage === undefined ? undefined : geminiUsage(latestUsage)
     },

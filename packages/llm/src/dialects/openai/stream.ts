@@ -133,6 +133,9 @@ export function createOpenAIStreamParser(
     get serviceTier() {
       return tier
     },
+    get logprobsSoFar() {
+      return logprobs
+    },
     parseStreamEvent(message) {
       const error = normalizeStreamError(message)
       if (error !== undefined) throw new ProviderReplyError(error)
