@@ -1,3 +1,5 @@
+import { trimOws } from './trimOws.js'
+
 /**
  * The first member of a token or number field, without HTTP's optional
  * whitespace (space, tab) around it: a field sent twice — a proxy adding
@@ -8,5 +10,5 @@
  */
 export function firstMember(value: string): string {
   const comma = value.indexOf(',')
-  return (comma === -1 ? value : value.slice(0, comma)).replace(/^[ \t]+|[ \t]+$/g, '')
+  return trimOws(comma === -1 ? value : value.slice(0, comma))
 }

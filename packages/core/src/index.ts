@@ -112,6 +112,7 @@ export {
   SAMPLE_MAX_AGE_MS,
   timerLatenessMs,
 } from './timerLateness.js'
+export { trimOws } from './trimOws.js'
 export { UnknownSliceError } from './UnknownSliceError.js'
 export { untilEnded } from './untilEnded.js'
 export { type WaitOptions, type WaitResult, wait } from './wait.js'

@@ -12,6 +12,7 @@ import { holdsHeaders } from './holdsHeaders.js'
 import { knownDeadlineSources } from './knownDeadlineSources.js'
 import { optionError } from './optionError.js'
 import { DEFAULT_INGRESS_MAX_MS } from './resolveIngressOptions.js'
+import { trimOws } from './trimOws.js'
 
 /**
  * Anything headers come in: Node's `IncomingHttpHeaders`, a WHATWG `Headers`,
@@ -309,20 +310,6 @@ function parseGrpcTimeout(raw: string | readonly string[]): number | string {
   // Past 2^31-1 ms (grpc-js sends `2592000S` for a 30-day deadline) is
   // clamped to maxMs like any long budget, not refused.
   return Math.floor(Number(match[1]) * (GRPC_UNIT_MS[match[2] as string] as number))
-}
-
-/**
- * Strip HTTP's optional whitespace, SP and HTAB (RFC 9110 §5.6.3), from
- * either end, and nothing else. `String.prototype.trim` also strips \v, \f
- * and every Unicode space: Node decodes header bytes as Latin-1, so a 0xA0
- * byte arrives as U+00A0 (NBSP), and "500\u00a0" was read as 500.
- */
-function trimOws(raw: string): string {
-  let start = 0
-  let end = raw.length
-  while (start < end && (raw[start] === ' ' || raw[start] === '\t')) start++
-  while (end > start && (raw[end - 1] === ' ' || raw[end - 1] === '\t')) end--
-  return raw.slice(start, end)
 }
 
 function getHeader(

@@ -1,4 +1,5 @@
 import { MAX_TIMER_MS } from './clock.js'
+import { trimOws } from './trimOws.js'
 
 /**
  * The wait a `Retry-After` field asks for (RFC 9110 §10.2.3), in whole
@@ -28,7 +29,7 @@ import { MAX_TIMER_MS } from './clock.js'
 export function retryAfterMs(value: string | null | undefined, nowMs: number): number | undefined {
   if (typeof value !== 'string') return undefined
   // Only HTTP's optional whitespace (space, tab) around a field value.
-  const text = value.replace(/^[ \t]+|[ \t]+$/g, '')
+  const text = trimOws(value)
   const seconds = DELAY_SECONDS.exec(text)
   if (seconds !== null) return Math.min(Math.ceil(Number(seconds[1]) * 1000), MAX_TIMER_MS)
   const at = httpDateMs(text, nowMs)

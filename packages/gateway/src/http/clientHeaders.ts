@@ -1,4 +1,4 @@
-import { type DeadlineSource, readDeadline } from '@hourglass/core'
+import { type DeadlineSource, readDeadline, trimOws } from '@hourglass/core'
 
 /** `x-stainless-timeout`, as core's `DeadlineSource` (the header the openai SDK sends). */
 export const STAINLESS_TIMEOUT: DeadlineSource = 'x-stainless-timeout'
@@ -71,7 +71,7 @@ export function clientReadTimeoutMs(
   const header = headers[STAINLESS_READ_TIMEOUT]
   if (typeof header !== 'string') return undefined
   // HTTP's optional whitespace only, as core reads its headers.
-  const match = PYTHON_SECONDS.exec(header.replace(/^[ \t]+|[ \t]+$/g, ''))
+  const match = PYTHON_SECONDS.exec(trimOws(header))
   if (match === null) return undefined
   // Whole ms, rounded down: never grant more than the client gives.
   const ms = Number(match[1]) * 1000 + Number((match[2] ?? '').slice(0, 3).padEnd(3, '0'))
