@@ -28,6 +28,7 @@ import { isJobDeadlineExceeded, JobDeadlineExceededError } from './JobDeadlineEx
 import { isJobLockLost, JobLockLostError } from './JobLockLostError.js'
 import { isDeferral, isOwnMove, nextAttempt } from './nextAttempt.js'
 import { onLockLost } from './onLockLost.js'
+import { giveBackRateLimitSlot } from './rateLimitSlot.js'
 import { readRedisTime, scriptClientOf, toLocalMs } from './redisTime.js'
 import { DEADLINE_OPTION, type MalformedDeadline, readStoredDeadline } from './storedDeadline.js'
 import { withCauseStack } from './withCauseStack.js'
@@ -330,8 +331,9 @@ export function withDeadline<
       }),
     )
     let sample: Awaited<ReturnType<typeof readRedisTime>>
+    let client: Awaited<ReturnType<typeof scriptClientOf>>
     try {
-      const client = await scriptClientOf(backend)
+      client = await scriptClientOf(backend)
       sample = await readRedisTime(client, `${job.queueQualifiedName}:meta`, clock)
     } catch (error) {
       // Nothing runs: the watch ends here (and on the expiry below), as the
@@ -393,6 +395,10 @@ export function withDeadline<
       if (!stored.observe) {
         unwatch()
         counts.expired++
+        // Not run, so not counted against the rate limit, as BullMQ spares a
+        // job it fails unrun itself: counted, a backlog of dead jobs was
+        // drained one limiter window each, and live jobs behind it expired.
+        await giveBackRateLimitSlot(job, client).catch(() => {})
         throw new JobDeadlineExceededError({
           stage: 'queued',
           jobId: job.id ?? '',
