@@ -93,7 +93,18 @@ export async function recoverOutputLimit(
       throw new OutputTruncatedError({ response: produced, recoveries: steps })
     }
     const accepted = current
-    if (!raised && ceiling > current.maxTokens) {
+    // A JSON answer (`response_format` `json_object` / `json_schema`) cannot
+    // be continued: under JSON mode or structured outputs every answer, the
+    // continuation too, is a JSON document from its first character, so the
+    // joined text (`{"bio":"Ada was{"name":…}`) parsed as nothing and came
+    // back as a success (`finishReason: 'stop'`) after billed calls. The
+    // raised cap (a fresh whole answer) is still tried; then what was
+    // produced, as OutputTruncatedError.
+    const canRaise = !raised && ceiling > current.maxTokens
+    if (!canRaise && asksForJson(current)) {
+      throw new OutputTruncatedError({ response: produced, recoveries: steps })
+    }
+    if (canRaise) {
       raised = true
       discarded = response
       current = { ...current, maxTokens: Math.min(current.maxTokens * 2, ceiling) }
@@ -170,6 +181,14 @@ export async function recoverOutputLimit(
   return parts.length === 0 && discarded === undefined
     ? response
     : join([...parts, response], discarded)
+}
+
+/** Whether the request asks for JSON output (`extra.response_format` of type `json_object` or `json_schema`). */
+function asksForJson(request: ChatRequest): boolean {
+  const format: unknown = request.extra?.['response_format']
+  if (typeof format !== 'object' || format === null) return false
+  const type = (format as { type?: unknown }).type
+  return type === 'json_object' || type === 'json_schema'
 }
 
 /**
