@@ -134,21 +134,7 @@ describe("a provider's output filter mid-stream ends the stream as content_filte
   })
 
   it("DashScope's data_inspection_failed event after two tokens, on the wire", async () => {
-    const fake = await gw.one('qwen')
-    const refused = qwenErrors.compatibleDataInspectionFailed().body as { error: object }
-    fake.enqueue({
-      kind: 'text',
-      text: 'one two three',
-      streamError: {
-        afterTokens: 2,
-        // What DashScope's output inspection says mid-stream (its input one says "Input data").
-        body: {
-          ...refused,
-          error: { ...refused.error, message: 'Output data may contain inappropriate content.' },
-        },
-        status: 400,
-      },
-    })
+    await outputFilteredAfterTwoTokens()
     const res = await fetch(`${gw.harness.url}/v1/chat/completions`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
@@ -165,4 +151,37 @@ describe("a provider's output filter mid-stream ends the stream as content_filte
     expect(last.choices).toMatchObject([{ delta: {}, finish_reason: 'content_filter' }])
     expect(events.some((e) => e.includes('"error"'))).toBe(false)
   })
+
+  // A stream's log probabilities go out once, on its finish chunk (README,
+  // "Log probabilities"): the content_filter one carries those of the text
+  // that came, as the provider sent them on each chunk before its refusal.
+  it("DashScope's data_inspection_failed after two tokens: their logprobs on the finish", async () => {
+    await outputFilteredAfterTwoTokens()
+    const final = await gw.harness.client.chat.completions
+      .stream({ model: 'm', messages: [{ role: 'user', content: 'hi' }], logprobs: true })
+      .finalChatCompletion()
+    const choice = final.choices[0]!
+    expect(choice.message.content).toBe('one two')
+    expect(choice.finish_reason).toBe('content_filter')
+    expect(choice.logprobs?.content?.map((t) => t.token)).toEqual(['one', ' two'])
+  })
+
+  /** A qwen provider whose output inspection refuses the stream after "one two". */
+  async function outputFilteredAfterTwoTokens(): Promise<void> {
+    const fake = await gw.one('qwen')
+    const refused = qwenErrors.compatibleDataInspectionFailed().body as { error: object }
+    fake.enqueue({
+      kind: 'text',
+      text: 'one two three',
+      streamError: {
+        afterTokens: 2,
+        // What DashScope's output inspection says mid-stream (its input one says "Input data").
+        body: {
+          ...refused,
+          error: { ...refused.error, message: 'Output data may contain inappropriate content.' },
+        },
+        status: 400,
+      },
+    })
+  }
 })
