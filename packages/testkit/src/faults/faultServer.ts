@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo, Socket } from 'node:net'
 import { clearTimeout as realClearTimeout, setTimeout as realSetTimeout } from 'node:timers'
 import { messageOf, refuseUnknownOptions } from '@hourglass/core'
+import { shown } from '../fieldProblems.js'
 import type { Fault, FaultPlan } from './Fault.js'
 import { faultProblem } from './faultProblem.js'
 import { type RequestLog, type RequestRecord, recordOf, recordRequests } from './recordRequests.js'
@@ -45,6 +46,16 @@ export async function faultServer(
   // Before the port opens: ignored, a misspelt option left its default, and a
   // fixed plan that is no Fault left every request unanswered.
   refuseUnknownOptions(options, OPTION_NAMES, 'faultServer()')
+  // Before the port opens too: a host that is no string (`1234`) was read by
+  // listen() as a backlog — the server bound every interface — and then
+  // `host.includes` threw with it listening, leaked (the process never
+  // exited); `''` bound every interface and gave the URL `http://:PORT`.
+  const asked: unknown = options.host
+  if (asked !== undefined && (typeof asked !== 'string' || asked === '')) {
+    throw new TypeError(
+      `faultServer: host must be a non-empty string (the interface to bind, e.g. '127.0.0.1' or '::1'), got ${shown(asked)}`,
+    )
+  }
   checkPlan(plan)
   let current = plan
   const server = createServer({ keepAliveTimeout: options.keepAliveTimeoutMs ?? 5000 })

@@ -26,8 +26,58 @@ export function checkReplyFields(where: string, reply: object): void {
     r['kind'] === 'error' ? statusProblem(r['status']) : undefined,
     headersProblem(r['headers']),
     streamError(r['streamError']),
+    ...STRINGS.map((name) => stringProblem(name, r[name])),
+    tokensProblem(r['tokens']),
+    toolCallsProblem(r['toolCalls']),
   ].find((p) => p !== undefined)
   if (problem !== undefined) throw new TypeError(`${where}: ${problem}`)
+}
+
+/**
+ * What a text reply sends as written. Unchecked, `reply.text(42)` or a
+ * `model: 5` read from a fixture passed every check and the request got the
+ * fake's 500 (`text.match is not a function`), not the scripted answer.
+ */
+const STRINGS = ['text', 'thinking', 'signature', 'model']
+
+function stringProblem(name: string, value: unknown): string | undefined {
+  return value === undefined || typeof value === 'string'
+    ? undefined
+    : `${name} must be a string, got ${shown(value)}`
+}
+
+function tokensProblem(value: unknown): string | undefined {
+  if (value === undefined) return undefined
+  return Array.isArray(value) && value.every((token) => typeof token === 'string')
+    ? undefined
+    : `tokens must be an array of strings, got ${shown(value)}`
+}
+
+/**
+ * A call with no name went out 200 with no `function.name`, and an
+ * `argumentsJson` that was no string as a number where the wire has text.
+ */
+function toolCallsProblem(value: unknown): string | undefined {
+  if (value === undefined) return undefined
+  if (!Array.isArray(value)) {
+    return `toolCalls must be an array of { name, arguments }, got ${shown(value)}`
+  }
+  for (const [i, call] of value.entries()) {
+    if (typeof call !== 'object' || call === null) {
+      return `toolCalls[${i}] must be { name, arguments }, got ${shown(call)}`
+    }
+    const c = call as Record<string, unknown>
+    if (typeof c['name'] !== 'string' || c['name'] === '') {
+      return `toolCalls[${i}].name must be a non-empty string, got ${shown(c['name'])}`
+    }
+    if (c['argumentsJson'] !== undefined && typeof c['argumentsJson'] !== 'string') {
+      return `toolCalls[${i}].argumentsJson must be a string (the arguments' JSON text), got ${shown(c['argumentsJson'])}`
+    }
+    if (c['id'] !== undefined && typeof c['id'] !== 'string') {
+      return `toolCalls[${i}].id must be a string, got ${shown(c['id'])}`
+    }
+  }
+  return undefined
 }
 
 /** Every delay any reply kind takes: in ms, as `pause` waits them. */

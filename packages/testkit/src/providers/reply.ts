@@ -11,8 +11,9 @@ export const reply = {
     refuseUnknownOptions(options, TEXT_OPTION_NAMES, 'reply.text()')
     checkFinishReason(options.finishReason)
     checkUsage('reply.text()', options.usage)
-    checkReplyFields('reply.text()', options)
-    return { ...options, kind: 'text', text }
+    const built: TextReply = { ...options, kind: 'text', text }
+    checkReplyFields('reply.text()', built)
+    return built
   },
   /** Any status, body and headers, verbatim. */
   error(

@@ -182,3 +182,62 @@ describe('an error builder given a wait that is not one', () => {
     expect(geminiErrors.resourceExhausted({ retryDelay: '58.934310785s' }).status).toBe(429)
   })
 })
+
+// The README: the builders that take options "also refuse a value that cannot
+// be sent — … a count that is no whole number ≥ 0, a status outside 100–999".
+// These returned their reply, refused only at `enqueue` (inside a script
+// function: a 500 `reply_failed` when the fake answered); an `x-should-retry`
+// of `no` or `0`, which the SDKs ignore, went out as written.
+describe('an error builder given a value that cannot be sent', () => {
+  it.each([
+    [
+      'openAIErrors.serverError status 1000',
+      () => openAIErrors.serverError({ status: 1000 }),
+      /openAIErrors\.serverError\(\): status/,
+    ],
+    [
+      'openAIErrors.serverError shouldRetry',
+      () => openAIErrors.serverError({ shouldRetry: 'no' as unknown as boolean }),
+      /shouldRetry must be a boolean/,
+    ],
+    [
+      'anthropicErrors.overloaded shouldRetry',
+      () => anthropicErrors.overloaded({ shouldRetry: 0 as unknown as boolean }),
+      /shouldRetry must be a boolean/,
+    ],
+    [
+      'anthropicErrors.overloadedInStream -1',
+      () => anthropicErrors.overloadedInStream({ afterTokens: -1 }),
+      /afterTokens/,
+    ],
+    [
+      'anthropicErrors.outputBlockedInStream NaN',
+      () => anthropicErrors.outputBlockedInStream({ afterTokens: Number.NaN }),
+      /afterTokens/,
+    ],
+    [
+      'anthropicErrors.outputBlockedInStream text 5',
+      () => anthropicErrors.outputBlockedInStream({ text: 5 as unknown as string }),
+      /text must be a string/,
+    ],
+    [
+      'qwenErrors.throttlingInStream "3"',
+      () => qwenErrors.throttlingInStream({ afterTokens: '3' as unknown as number }),
+      /afterTokens/,
+    ],
+  ])('%s throws a TypeError naming it', (_name, build, field) => {
+    expect(build).toThrow(TypeError)
+    expect(build).toThrow(field)
+  })
+
+  it('still builds the documented values', () => {
+    expect(
+      openAIErrors.serverError({ status: 503, shouldRetry: false }).headers?.['x-should-retry'],
+    ).toBe('false')
+    expect(anthropicErrors.overloaded({ shouldRetry: true }).headers?.['x-should-retry']).toBe(
+      'true',
+    )
+    expect(anthropicErrors.overloadedInStream({ afterTokens: 2 }).streamError?.afterTokens).toBe(2)
+    expect(qwenErrors.throttlingInStream({ afterTokens: 0 }).streamError?.afterTokens).toBe(0)
+  })
+})

@@ -1,5 +1,6 @@
 import { refuseUnknownOptions } from '@hourglass/core'
 import type { ErrorReply, TextReply } from '../types.js'
+import { checkedReply, shouldRetryHeader } from './checkedReply.js'
 import { MAX_WAIT_S, refuseBadWait } from './refuseBadWait.js'
 import { refuseUnknown } from './refuseUnknown.js'
 import { RESET_AFTER_S, rfc3339Reset } from './resetAfterS.js'
@@ -81,7 +82,7 @@ export const anthropicErrors = {
         529,
         'overloaded_error',
         'Overloaded',
-        options.shouldRetry === undefined ? {} : { 'x-should-retry': String(options.shouldRetry) },
+        shouldRetryHeader('anthropicErrors.overloaded()', options.shouldRetry),
       ),
       body: overloadedBody(),
     }
@@ -263,7 +264,7 @@ export const anthropicErrors = {
       ['afterTokens', 'text'],
       'anthropicErrors.outputBlockedInStream()',
     )
-    return {
+    return checkedReply<TextReply>('anthropicErrors.outputBlockedInStream()', {
       kind: 'text',
       text: options.text ?? 'Here are the lyrics you asked for',
       streamError: {
@@ -271,13 +272,13 @@ export const anthropicErrors = {
         body: body('invalid_request_error', OUTPUT_BLOCKED),
         status: 400,
       },
-    }
+    })
   },
   /** A 200 stream that sends `afterTokens` tokens of `text`, then `event: error` with `overloaded_error`. */
   overloadedInStream(options: { afterTokens?: number; text?: string } = {}): TextReply {
     // Ignored, a misspelled option scripted the default instead.
     refuseUnknownOptions(options, ['afterTokens', 'text'], 'anthropicErrors.overloadedInStream()')
-    return {
+    return checkedReply<TextReply>('anthropicErrors.overloadedInStream()', {
       kind: 'text',
       text: options.text ?? 'This answer will be cut by an overload',
       streamError: {
@@ -285,6 +286,6 @@ export const anthropicErrors = {
         body: overloadedBody(),
         status: 529,
       },
-    }
+    })
   },
 }

@@ -1,5 +1,6 @@
 import { refuseUnknownOptions } from '@hourglass/core'
 import type { ErrorReply } from '../types.js'
+import { checkedReply, shouldRetryHeader } from './checkedReply.js'
 import { MAX_WAIT_S, refuseBadWait } from './refuseBadWait.js'
 import { refuseUnknown } from './refuseUnknown.js'
 
@@ -124,16 +125,19 @@ export const openAIErrors = {
   serverError(options: { status?: number; shouldRetry?: boolean } = {}): ErrorReply {
     // Ignored, a misspelled option scripted the default instead.
     refuseUnknownOptions(options, ['status', 'shouldRetry'], 'openAIErrors.serverError()')
-    const headers: Record<string, string> =
-      options.shouldRetry === undefined ? {} : { 'x-should-retry': String(options.shouldRetry) }
-    return error(
-      options.status ?? 500,
-      {
-        message: 'The server had an error while processing your request. Sorry about that!',
-        type: 'server_error',
-        code: null,
-      },
-      headers,
+    const where = 'openAIErrors.serverError()'
+    const headers = shouldRetryHeader(where, options.shouldRetry)
+    return checkedReply(
+      where,
+      error(
+        options.status ?? 500,
+        {
+          message: 'The server had an error while processing your request. Sorry about that!',
+          type: 'server_error',
+          code: null,
+        },
+        headers,
+      ),
     )
   },
 }

@@ -1,5 +1,6 @@
 import { refuseUnknownOptions } from '@hourglass/core'
 import type { ErrorReply, TextReply } from '../types.js'
+import { checkedReply } from './checkedReply.js'
 import { refuseUnknown } from './refuseUnknown.js'
 
 /** DashScope's throttling codes and their documented messages. */
@@ -200,7 +201,7 @@ export const qwenErrors = {
     )
     const code = options.code ?? 'Throttling.RateQuota'
     refuseUnknown('qwenErrors.throttlingInStream()', 'code', QWEN_THROTTLING_MESSAGES, code)
-    return {
+    return checkedReply<TextReply>('qwenErrors.throttlingInStream()', {
       kind: 'text',
       text: options.text ?? '通义千问的回答会被限流打断',
       streamError: {
@@ -208,6 +209,6 @@ export const qwenErrors = {
         body: nativeBody(code, QWEN_THROTTLING_MESSAGES[code]),
         status: 429,
       },
-    }
+    })
   },
 }
