@@ -483,6 +483,25 @@ async function attemptsOn(
       const requestId = isStreamInterrupted(thrown) ? requestIdOf(thrown.cause) : undefined
       if (requestId !== undefined) ended.providerRequestId = requestId
       if (unsent) ended.sent = false
+      // Refused before it left by this adapter's own HTTP client (the time
+      // left under its fetch's `minBudgetMs`) while the call's deadline
+      // still runs: this model's limit, not the call's end. A model after it
+      // (another fetch, another provider) may still answer in the time left;
+      // thrown, the call failed "deadline exceeded" with time left, its
+      // fallback never asked. The last model still ends the call with it.
+      if (
+        unsent &&
+        errorKind === 'deadline_exceeded' &&
+        hasFallback &&
+        signal?.aborted !== true &&
+        !stopsNow(deadline)
+      ) {
+        const reason = `${base.model}@${base.provider}: its HTTP client refused to send with the time left (its minBudgetMs); nothing was sent`
+        ended.decision = 'fallback'
+        ended.reason = reason
+        record(ended)
+        return { kind: 'fallback', failure: { ...base, attempts: attempt, cause: thrown, reason } }
+      }
       record(ended)
       throw thrown
     } finally {
