@@ -113,7 +113,9 @@ export const ATTR_DEADLINE_STALLED = 'hourglass.deadline.stalled'
 /**
  * Which part of a job's stored deadline is malformed (`hourglass`: the whole
  * option is not an object; `expiresAtMs`; `budgetMs`), and why (`missing`,
- * `not a finite number ≥ 0`, `not an object`), on `hourglass.deadline.invalid_job`.
+ * `not a finite number ≥ 0`, `not an object`, or a job scheduler's template that
+ * carries the option: `from a job scheduler's template: one expiry for every run`),
+ * on `hourglass.deadline.invalid_job`.
  * The value found there is never recorded: it is whatever was written to Redis.
  */
 export const ATTR_DEADLINE_INVALID_JOB_FIELD = 'hourglass.deadline.invalid_job.field'

@@ -6,6 +6,7 @@ import {
   propagation,
   ROOT_CONTEXT,
   type Span,
+  type SpanContext,
   SpanKind,
   SpanStatusCode,
   type Tracer,
@@ -75,11 +76,15 @@ export function bullmqTraceHandlers(tracer: Tracer, deadlineSpans: DeadlineSpans
   // once; the event goes on that attempt's span.
   let observedExpiry: ExpireMessage | undefined
 
-  const startSpan = (m: JobMessage | ExpireMessage, mode: string | undefined): Span =>
-    tracer.startSpan(
+  const startSpan = (m: JobMessage | ExpireMessage, mode: string | undefined): Span => {
+    const { parent, creation } = producerContext(m.trace)
+    return tracer.startSpan(
       SPAN_JOB_PREFIX + m.queue,
       {
         kind: SpanKind.CONSUMER,
+        // The messaging conventions: a "Process" span SHOULD link to the
+        // message's creation context; being its child is the optional extra.
+        ...(creation ? { links: [{ context: creation }] } : {}),
         attributes: defined({
           [ATTR_MESSAGING_SYSTEM]: 'bullmq',
           [ATTR_MESSAGING_OPERATION_NAME]: 'process',
@@ -93,8 +98,9 @@ export function bullmqTraceHandlers(tracer: Tracer, deadlineSpans: DeadlineSpans
           [ATTR_DEADLINE_MODE]: mode,
         }),
       },
-      producerContext(m.trace),
+      parent,
     )
+  }
 
   return {
     enqueue(m) {
@@ -268,12 +274,16 @@ export function bullmqTraceHandlers(tracer: Tracer, deadlineSpans: DeadlineSpans
  * context; otherwise the active one (BullMQ's own telemetry may have made a
  * span active), without a span it starts a trace.
  */
-function producerContext(stored: Readonly<Record<string, string>> | undefined): Context {
+function producerContext(stored: Readonly<Record<string, string>> | undefined): {
+  parent: Context
+  creation: SpanContext | undefined
+} {
   if (stored) {
     const extracted = propagation.extract(ROOT_CONTEXT, stored, defaultTextMapGetter)
-    if (trace.getSpanContext(extracted)) return extracted
+    const creation = trace.getSpanContext(extracted)
+    if (creation) return { parent: extracted, creation }
   }
-  return context.active()
+  return { parent: context.active(), creation: undefined }
 }
 
 function queuedEvent(span: Span, m: ExpireMessage): void {
