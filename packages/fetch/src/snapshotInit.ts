@@ -61,8 +61,55 @@ export function snapshotHeaders<T>(headers: T): T | UndiciHeaders {
   try {
     return new UndiciHeaders(headers as ConstructorParameters<typeof UndiciHeaders>[0])
   } catch {
+    // undici's words quote the whole value ("Headers.append: \"Bearer sk-…\n…\"
+    // is an invalid header value."): a credential with a line break in it
+    // (a key file of two lines) went into the error, its message and stack.
+    // Named by its header instead, the value left out, as a URL's password is.
+    const name = headerWithForbiddenValue(headers)
+    if (name !== undefined) {
+      throw new TypeError(
+        `headers[${JSON.stringify(name)}]: its value holds a character no HTTP header value may (a line break or NUL); the value is not shown, as it may be a credential`,
+      )
+    }
     return headers
   }
+}
+
+/** What undici refuses in a header value once its ends are trimmed: CR, LF, NUL. */
+const FORBIDDEN_IN_VALUE = /[\0\r\n]/
+
+/** The name of the first header whose value fetch would refuse for `FORBIDDEN_IN_VALUE`, if any. */
+function headerWithForbiddenValue(headers: unknown): string | undefined {
+  let pairs: unknown[]
+  try {
+    pairs =
+      typeof (headers as Iterable<unknown>)[Symbol.iterator] === 'function'
+        ? [...(headers as Iterable<unknown>)]
+        : Object.entries(headers as object)
+  } catch {
+    return undefined
+  }
+  for (const pair of pairs) {
+    if (!Array.isArray(pair) || pair.length !== 2) continue
+    const [name, value] = pair as [unknown, unknown]
+    if (typeof value !== 'string') continue
+    if (FORBIDDEN_IN_VALUE.test(trimHttpWhitespace(value))) return String(name)
+  }
+  return undefined
+}
+
+/**
+ * Fetch's header value normalisation: HTTP whitespace (tab, LF, CR, space)
+ * off both ends, a pass from each (a regex's `[…]+$` is quadratic on a run
+ * of inner spaces).
+ */
+function trimHttpWhitespace(value: string): string {
+  const white = (code: number) => code === 0x20 || code === 0x09 || code === 0x0a || code === 0x0d
+  let start = 0
+  let end = value.length
+  while (start < end && white(value.charCodeAt(start))) start++
+  while (end > start && white(value.charCodeAt(end - 1))) end--
+  return value.slice(start, end)
 }
 
 /**

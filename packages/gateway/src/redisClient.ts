@@ -173,12 +173,21 @@ function firstLine(message: string | undefined): string {
   return line.length > 200 ? `${line.slice(0, 200)}…` : line
 }
 
-/** A password in the Redis URL is a secret like the keys: scrubbed wherever it could appear. */
+/**
+ * A password in the Redis URL is a secret like the keys: scrubbed wherever it
+ * could appear. ioredis takes its options from the URL's query too, so a
+ * `?password=` (or `?sentinelPassword=`) is sent as the password, as the one
+ * before the host is: both are searched for.
+ */
 export function redisPassword(url: string | undefined): string[] {
   if (url === undefined) return []
   try {
-    const { password } = new URL(url)
-    return password === '' ? [] : [decodeURIComponent(password), password]
+    const parsed = new URL(url)
+    const out = parsed.password === '' ? [] : [decodeURIComponent(parsed.password), parsed.password]
+    for (const name of ['password', 'sentinelPassword']) {
+      for (const value of parsed.searchParams.getAll(name)) if (value !== '') out.push(value)
+    }
+    return out
   } catch {
     return []
   }

@@ -25,6 +25,19 @@ const PUBLIC_HEADERS: ReadonlySet<string> = new Set([
 const BOOLEAN = /^(?:true|false)$/i
 
 /**
+ * `Bearer <token>`, `Token <token>`, `Basic <credentials>`: the credential
+ * after an auth scheme, which is what a provider echoes ("token … is not
+ * allowed"). @hourglass/llm's adapter searches for it only under a header
+ * whose name says credential (`authorization`, `x-api-key`…); the gateway
+ * treats every header value as a secret, whatever its name, so it searches
+ * for the part after the scheme too.
+ */
+const AUTH_SCHEME = /^[A-Za-z][\w-]*\s+(\S.*)$/
+
+/** Shorter than this, the part after a scheme is not searched for (llm's MIN_REDACTED_KEY_CHARS). */
+const MIN_TOKEN_CHARS = 8
+
+/**
  * The configured header values to scrub from log lines and error bodies, as
  * the keys are: every one but a value the gateway sends in that header
  * anyway (`sentAnyway`: `content-type: application/json`,
@@ -51,7 +64,12 @@ export function secretHeaderValues(
     for (const [header, value] of Object.entries(headers ?? {})) {
       if (PUBLIC_HEADERS.has(header.toLowerCase())) continue
       if (published.has(value) || BOOLEAN.test(value)) continue
-      if (!sentAnyway(dialect, header, value)) secrets.push(value)
+      if (sentAnyway(dialect, header, value)) continue
+      secrets.push(value)
+      const token = AUTH_SCHEME.exec(value)?.[1]
+      if (token !== undefined && token.length >= MIN_TOKEN_CHARS && !published.has(token)) {
+        secrets.push(token)
+      }
     }
   }
   return secrets
