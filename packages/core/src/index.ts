@@ -101,6 +101,7 @@ export { runningSlice } from './runningSlice.js'
 export { type PlanEntry, type PlanOptions, SlicePlan, type SliceReport } from './SlicePlan.js'
 export { SliceAlreadyStartedError, SliceNotStartedError } from './SliceStateError.js'
 export { saysDeadlineExpired } from './saysDeadlineExpired.js'
+export { schemeCredential } from './schemeCredential.js'
 export { streamableReason } from './streamableReason.js'
 export {
   adaptiveReserveMs,

@@ -1,3 +1,4 @@
+import { schemeCredential } from '@hourglass/core'
 import { sentAnyway } from '../config/replacedHeaders.js'
 
 /**
@@ -23,16 +24,6 @@ const PUBLIC_HEADERS: ReadonlySet<string> = new Set([
  * the word `true` or `false`.
  */
 const BOOLEAN = /^(?:true|false)$/i
-
-/**
- * `Bearer <token>`, `Token <token>`, `Basic <credentials>`: the credential
- * after an auth scheme, which is what a provider echoes ("token … is not
- * allowed"). @hourglass/llm's adapter searches for it only under a header
- * whose name says credential (`authorization`, `x-api-key`…); the gateway
- * treats every header value as a secret, whatever its name, so it searches
- * for the part after the scheme too.
- */
-const AUTH_SCHEME = /^[A-Za-z][\w-]*\s+(\S.*)$/
 
 /** Shorter than this, the part after a scheme is not searched for (llm's MIN_REDACTED_KEY_CHARS). */
 const MIN_TOKEN_CHARS = 8
@@ -66,7 +57,11 @@ export function secretHeaderValues(
       if (published.has(value) || BOOLEAN.test(value)) continue
       if (sentAnyway(dialect, header, value)) continue
       secrets.push(value)
-      const token = AUTH_SCHEME.exec(value)?.[1]
+      // `Bearer <token>`: the token alone is what a provider echoes ("token …
+      // is not allowed"). @hourglass/llm's adapter searches for it only under
+      // a header whose name says credential (`authorization`, `x-api-key`…);
+      // the gateway treats every header value as a secret, whatever its name.
+      const token = schemeCredential(value)
       if (token !== undefined && token.length >= MIN_TOKEN_CHARS && !published.has(token)) {
         secrets.push(token)
       }

@@ -10,6 +10,7 @@
  * another (a project's key list, a key that was rotated out).
  */
 
+import { schemeCredential } from '@hourglass/core'
 import {
   cutRedacted,
   redactableKeys,
@@ -50,8 +51,8 @@ export function secretValues(
     if (!isSecretHeaderName(name)) continue
     values.push(value)
     // `Bearer <token>`: the token alone is what a provider would echo.
-    const scheme = /^[A-Za-z][\w-]*\s+(\S.*)$/.exec(value)
-    if (scheme?.[1] !== undefined) values.push(scheme[1])
+    const credential = schemeCredential(value)
+    if (credential !== undefined) values.push(credential)
   }
   return redactableKeys(values)
 }
