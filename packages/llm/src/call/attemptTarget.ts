@@ -1,6 +1,7 @@
 import type { ModelAdapter } from '../adapters/ModelAdapter.js'
 import type { LlmAttemptMessage, LlmRequestParams } from '../channels.js'
 import type { ChatRequest } from '../types.js'
+import { outputTypeOf } from './outputTypeOf.js'
 
 type Server = Pick<LlmAttemptMessage, 'serverAddress' | 'serverPort'>
 
@@ -74,20 +75,6 @@ export function requestParamsOf(request: ChatRequest): LlmRequestParams {
     if (outputType !== undefined) params.outputType = outputType
   }
   return params
-}
-
-/**
- * `response_format`'s type as the GenAI conventions' output type. Every
- * dialect reads the format from there in OpenAI's shape (Gemini translates
- * it to `responseMimeType`), so its `type` says what was asked whatever the
- * wire. A type llm does not know is left out rather than guessed at.
- */
-function outputTypeOf(format: unknown): LlmRequestParams['outputType'] {
-  if (typeof format !== 'object' || format === null) return undefined
-  const type = (format as { type?: unknown }).type
-  if (type === 'json_object' || type === 'json_schema') return 'json'
-  if (type === 'text') return 'text'
-  return undefined
 }
 
 /** What a chat span keeps of `stop`: OpenAI takes 4 sequences, Anthropic's lists run longer. */

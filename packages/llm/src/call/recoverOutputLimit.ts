@@ -8,6 +8,7 @@ import { OutputTruncatedError } from '../errors/OutputTruncatedError.js'
 import { isRateLimited } from '../errors/RateLimitedError.js'
 import { isRequestRejected } from '../errors/RequestRejectedError.js'
 import type { ChatRequest, ChatResponse, ContentBlock, Usage } from '../types.js'
+import { outputTypeOf } from './outputTypeOf.js'
 import { tooBig } from './tooBig.js'
 import { withoutCutCall } from './withoutCutCall.js'
 
@@ -185,10 +186,7 @@ export async function recoverOutputLimit(
 
 /** Whether the request asks for JSON output (`extra.response_format` of type `json_object` or `json_schema`). */
 function asksForJson(request: ChatRequest): boolean {
-  const format: unknown = request.extra?.['response_format']
-  if (typeof format !== 'object' || format === null) return false
-  const type = (format as { type?: unknown }).type
-  return type === 'json_object' || type === 'json_schema'
+  return outputTypeOf(request.extra?.['response_format']) === 'json'
 }
 
 /**
