@@ -18,7 +18,7 @@ export interface ResolvedModel {
 export function resolveModel(
   config: GatewayConfig,
   requested: string,
-  request: Pick<ChatRequest, 'messages' | 'tools'>,
+  request: Pick<ChatRequest, 'messages' | 'tools' | 'extra'>,
 ): ResolvedModel | undefined {
   const name = Object.hasOwn(config.aliases, requested)
     ? (config.aliases[requested] as string)
@@ -28,7 +28,7 @@ export function resolveModel(
   if (entry?.fallback) return { name, targets: entry.fallback }
   const route = entry?.route
   if (route === undefined) return undefined
-  const promptTokens = estimatePromptTokens(request)
+  const promptTokens = estimatePromptTokens(promptOf(request))
   const tools = (request.tools?.length ?? 0) > 0
   const side =
     (route.largeWhenTools && tools) || promptTokens > route.maxSmallPromptTokens ? 'large' : 'small'
@@ -36,6 +36,24 @@ export function resolveModel(
   // Validation guarantees a route points at a fallback list.
   if (chosen === undefined) return undefined
   return { name: route[side], targets: chosen, route: { side, promptTokens, tools } }
+}
+
+/**
+ * What a route weighs as the prompt: the messages, the tools and a
+ * `response_format` schema (billed as input as tools are) — not the
+ * request's other fields (`seed`, `user`, `stream_options`, `metadata`, a
+ * `prediction`, billed as output), which llm's estimate counts for a cost
+ * bound's worst case and which moved a short prompt to `large`.
+ */
+function promptOf(
+  request: Pick<ChatRequest, 'messages' | 'tools' | 'extra'>,
+): Pick<ChatRequest, 'messages' | 'tools' | 'extra'> {
+  const format = request.extra?.['response_format']
+  return {
+    messages: request.messages,
+    tools: request.tools,
+    extra: format === undefined ? undefined : { response_format: format },
+  }
 }
 
 /** Every model name a client may send: entries and aliases. */
