@@ -22,7 +22,11 @@ import { isAbortError } from './errorCode.js'
 import { expiryError } from './expiryError.js'
 import { optionError } from './optionError.js'
 import { refuseUnknownOptions } from './refuseUnknownOptions.js'
-import { SliceAlreadyStartedError, SliceNotStartedError } from './SliceStateError.js'
+import {
+  SliceAlreadyStartedError,
+  SliceEndedByRunError,
+  SliceNotStartedError,
+} from './SliceStateError.js'
 import { UnknownSliceError } from './UnknownSliceError.js'
 
 /** A share of the time left (any positive number; shares are relative) or a fixed `{ ms }`. */
@@ -429,6 +433,15 @@ export class SlicePlan {
   end(name: string, outcome?: Exclude<SliceOutcome, 'not-started' | 'running'>): void {
     const state = this.#get(name)
     if (!state.deadline) throw new SliceNotStartedError(name)
+    // `run` ends its slices itself. Ended here while its step was pending,
+    // the slice was disposed: `run` then never rejected, not even at the
+    // plan's deadline, and the slice read `ok`. Once the step has settled
+    // the slice follows the plan's deadline (see `outliveStep`): disposed,
+    // what the step left running no longer stopped with it.
+    if (state.run) {
+      if (state.outcome !== 'running') return
+      throw new SliceEndedByRunError(name)
+    }
     // From plain JS any string was taken, and report() and the sliceEnd
     // event then carried an outcome no reader of them handles.
     if (outcome !== undefined && !(ENDED_OUTCOMES as readonly unknown[]).includes(outcome)) {

@@ -17,6 +17,26 @@ export class SliceAlreadyStartedError extends HourglassError {
   }
 }
 
+/**
+ * `end(name)` for a slice `run` started while its step is pending: `run`
+ * ends its slices itself. Taken, `end` disposed the slice, and `run` then
+ * never rejected — not at the slice's time, not at the plan's deadline —
+ * and the slice read `ok`. After the step has settled, `end` does nothing.
+ */
+export class SliceEndedByRunError extends HourglassError {
+  static override readonly errorName: string = 'SliceEndedByRunError'
+  static readonly code = 'SLICE_ENDED_BY_RUN'
+  readonly slice: string
+
+  constructor(slice: string) {
+    super(
+      SliceEndedByRunError.code,
+      `slice "${slice}" was started by run(), which ends it when its step settles`,
+    )
+    this.slice = slice
+  }
+}
+
 /** `end(name)` for a slice that was never started. */
 export class SliceNotStartedError extends HourglassError {
   static override readonly errorName: string = 'SliceNotStartedError'

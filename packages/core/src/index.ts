@@ -99,7 +99,11 @@ export {
 export { retryAfterMs } from './retryAfterMs.js'
 export { runningSlice } from './runningSlice.js'
 export { type PlanEntry, type PlanOptions, SlicePlan, type SliceReport } from './SlicePlan.js'
-export { SliceAlreadyStartedError, SliceNotStartedError } from './SliceStateError.js'
+export {
+  SliceAlreadyStartedError,
+  SliceEndedByRunError,
+  SliceNotStartedError,
+} from './SliceStateError.js'
 export { saysDeadlineExpired } from './saysDeadlineExpired.js'
 export { schemeCredential } from './schemeCredential.js'
 export { streamableReason } from './streamableReason.js'
