@@ -33,6 +33,7 @@ import {
 } from './checkAdapterOptions.js'
 import { classifyThrown } from './classifyTransport.js'
 import { redactError, redactingDialect, secretValues } from './keyRedaction.js'
+import { LazyDecoder } from './LazyDecoder.js'
 import {
   type AdapterOptions,
   type ModelAdapter,
@@ -926,10 +927,11 @@ function streamSafeSignal(options: { signal?: unknown }): () => void {
 function noop(): void {}
 
 /** Decoders for the content codings a provider may send though asked for identity (RFC 9110 §8.4.1). */
-const DECODERS: Readonly<Record<string, () => Transform>> = {
+const DECODERS: Readonly<Record<string, (first: Uint8Array) => Transform>> = {
   gzip: () => zlib.createGunzip(),
   'x-gzip': () => zlib.createGunzip(),
-  deflate: () => zlib.createInflate(),
+  deflate: (first) =>
+    ((first[0] as number) & 0x0f) === 0x08 ? zlib.createInflate() : zlib.createInflateRaw(),
   br: () => zlib.createBrotliDecompress(),
   ...(typeof (zlib as { createZstdDecompress?: unknown }).createZstdDecompress === 'function'
     ? {
@@ -956,7 +958,9 @@ function decodedReply(res: Reply): Reply {
   if (codings.length === 0 || !codings.every((coding) => Object.hasOwn(DECODERS, coding))) {
     return res
   }
-  const stages = codings.reverse().map((coding) => (DECODERS[coding] as () => Transform)())
+  const stages = codings
+    .reverse()
+    .map((coding) => new LazyDecoder(DECODERS[coding] as (first: Uint8Array) => Transform))
   const body = (pipeline as (...streams: unknown[]) => Transform)(res.body, ...stages, noop)
   return Object.assign({}, res, { body: body as unknown as Reply['body'] })
 }
