@@ -1,7 +1,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib'
+import { brotliCompressSync, deflateRawSync, deflateSync, gzipSync } from 'node:zlib'
 import { afterEach, describe, expect, it } from 'vitest'
 import { openAICompatible } from '../../src/adapters/openAICompatible.js'
+import { CostBudget } from '../../src/budget/CostBudget.js'
+import type { AttemptRecord } from '../../src/call/AttemptRecord.js'
 import { callModel } from '../../src/call/callModel.js'
 import { isResponseTooLarge } from '../../src/errors/ResponseTooLargeError.js'
 import { FAST_RETRIES, useFakes, user } from '../call/support/fakes.js'
@@ -31,14 +33,16 @@ const chunk = (delta: unknown, finish: string | null = null) =>
   `data: ${JSON.stringify({ id: 'c', object: 'chat.completion.chunk', choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`
 const STREAM = `${chunk({ content: 'hello' })}${chunk({}, 'stop')}data: [DONE]\n\n`
 
-async function serving(type: string, coding: string, body: Buffer) {
+/** Answers each request with the next of `replies` (the last one again when they run out). */
+async function serving(type: string, replies: Array<{ coding: string; body: Buffer }>) {
   let requests = 0
   const server = await rawServer((req: IncomingMessage, res: ServerResponse) => {
+    const reply = replies[Math.min(requests, replies.length - 1)] as (typeof replies)[number]
     requests++
     req.resume()
     req.on('end', () => {
-      res.writeHead(200, { 'content-type': type, 'content-encoding': coding })
-      res.end(body)
+      res.writeHead(200, { 'content-type': type, 'content-encoding': reply.coding })
+      res.end(reply.body)
     })
   })
   servers.push(server)
@@ -67,7 +71,7 @@ describe('an answer coded though identity was asked for', () => {
     ['deflate', deflateSync(WHOLE)],
     ['gzip, gzip', gzipSync(gzipSync(WHOLE))],
   ])('%s: the whole answer is read, one request', async (coding, body) => {
-    const server = await serving('application/json', coding, body)
+    const server = await serving('application/json', [{ coding, body }])
     const answer = await callModel({
       models: [adapter(server.baseURL)],
       request: { messages: [user('hi')], maxTokens: 10 },
@@ -78,7 +82,7 @@ describe('an answer coded though identity was asked for', () => {
   })
 
   it('a gzip stream is streamed, one request', async () => {
-    const server = await serving('text/event-stream', 'gzip', gzipSync(STREAM))
+    const server = await serving('text/event-stream', [{ coding: 'gzip', body: gzipSync(STREAM) }])
     const stream = callModel({
       models: [adapter(server.baseURL)],
       request: { messages: [user('hi')], maxTokens: 10, stream: true },
@@ -100,7 +104,7 @@ describe('an answer coded though identity was asked for', () => {
       zeros,
       zeros,
     ])
-    const server = await serving('application/json', 'gzip', bomb)
+    const server = await serving('application/json', [{ coding: 'gzip', body: bomb }])
     const failure = await callModel({
       models: [adapter(server.baseURL, 1 << 20)],
       request: { messages: [user('hi')], maxTokens: 10 },
@@ -111,6 +115,93 @@ describe('an answer coded though identity was asked for', () => {
     )
     const cause = (failure as { cause?: { cause?: unknown } }).cause
     expect(isResponseTooLarge(cause?.cause)).toBe(true)
+    expect(server.requests()).toBe(1)
+  })
+})
+
+// An empty 2xx body is no generation: "a retryable server_error, as an empty
+// 200 body is" (README). Labelled with a coding (Content-Encoding gzip, br,
+// deflate: a proxy's label on nothing), the decoder, given no byte, failed
+// "unexpected end of file": the empty body became a 2xx that "broke off while
+// its body was read" — not asked again, and charged as a whole generation —
+// where undici's fetch and browsers read it as the empty body it is. And a
+// `deflate` answer sent raw (no zlib header), which fetch reads, was the same
+// billed cut.
+
+const budget = () =>
+  new CostBudget({ limitUsd: 10, prices: { m: { inputPerMTok: 1000, outputPerMTok: 1000 } } })
+
+describe('an empty 2xx labelled with a coding', () => {
+  it.each([['gzip'], ['br'], ['deflate']])(
+    '%s: the empty body is asked again, free, as an unlabelled one',
+    async (coding) => {
+      const server = await serving('application/json', [
+        { coding, body: Buffer.alloc(0) },
+        { coding: 'gzip', body: gzipSync(WHOLE) },
+      ])
+      const records: AttemptRecord[] = []
+      const answer = await callModel({
+        models: [adapter(server.baseURL)],
+        request: { messages: [user('hi')], maxTokens: 10 },
+        ...options,
+        limits: { admission: false, budget: budget() },
+        onAttempt: (record) => records.push(record),
+      })
+      expect(answer.text).toBe('hello')
+      expect(server.requests()).toBe(2)
+      expect(records[0]).toMatchObject({
+        status: 200,
+        errorKind: 'server_error',
+        decision: 'retry',
+      })
+      expect(records[0]?.costUsd).toBe(0)
+    },
+  )
+
+  it('streamed: the empty gzip body is asked again, as an empty stream is', async () => {
+    const server = await serving('text/event-stream', [
+      { coding: 'gzip', body: Buffer.alloc(0) },
+      { coding: 'gzip', body: gzipSync(STREAM) },
+    ])
+    const stream = callModel({
+      models: [adapter(server.baseURL)],
+      request: { messages: [user('hi')], maxTokens: 10, stream: true },
+      ...options,
+    })
+    let text = ''
+    for await (const event of stream) if (event.type === 'text') text += event.text
+    expect(text).toBe('hello')
+    expect(server.requests()).toBe(2)
+  })
+})
+
+describe('deflate sent raw (no zlib header), as undici’s fetch reads it', () => {
+  it('the whole answer is read, one request', async () => {
+    const server = await serving('application/json', [
+      { coding: 'deflate', body: deflateRawSync(WHOLE) },
+    ])
+    const answer = await callModel({
+      models: [adapter(server.baseURL)],
+      request: { messages: [user('hi')], maxTokens: 10 },
+      ...options,
+    })
+    expect(answer.text).toBe('hello')
+    expect(server.requests()).toBe(1)
+  })
+
+  it('a corrupt body still fails as a cut answer: not resent', async () => {
+    const body = gzipSync(WHOLE)
+    body[body.length - 6] = (body[body.length - 6] as number) ^ 0xff
+    const server = await serving('application/json', [{ coding: 'gzip', body }])
+    const failure = await callModel({
+      models: [adapter(server.baseURL)],
+      request: { messages: [user('hi')], maxTokens: 10 },
+      ...options,
+    }).then(
+      () => undefined,
+      (error: unknown) => error,
+    )
+    expect(failure).toBeDefined()
     expect(server.requests()).toBe(1)
   })
 })
