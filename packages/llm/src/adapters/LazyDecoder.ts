@@ -20,7 +20,10 @@ export class LazyDecoder extends Transform {
   }
 
   override _transform(chunk: Buffer, _encoding: BufferEncoding, callback: TransformCallback): void {
-    if (chunk.byteLength === 0) return callback()
+    if (chunk.byteLength === 0) {
+      callback()
+      return
+    }
     let inner = this.#inner
     if (inner === undefined) {
       inner = this.#make(chunk)
@@ -41,7 +44,10 @@ export class LazyDecoder extends Transform {
 
   override _flush(callback: TransformCallback): void {
     const inner = this.#inner
-    if (inner === undefined) return callback()
+    if (inner === undefined) {
+      callback()
+      return
+    }
     inner.once('end', () => callback())
     inner.end()
   }
