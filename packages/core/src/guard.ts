@@ -120,7 +120,7 @@ export function guard<T>(
       ? exceeded()
       : undefined
   if (endedDuring !== undefined) {
-    Promise.resolve(promise).then(undefined, () => {})
+    handleLater(promise)
     cancelWork(promise)
     return Promise.reject(ownExpiry(endedDuring))
   }
@@ -294,8 +294,19 @@ function cancelWork(work: { cancel?: (() => void) | undefined }): void {
  */
 function refuse<T>(work: GuardedWork<T> | (() => unknown), error: unknown): Promise<T> {
   if (typeof work !== 'function') {
-    Promise.resolve(work).catch(() => {})
+    handleLater(work)
     cancelWork(work)
   }
   return Promise.reject(error)
+}
+
+/**
+ * Handle the later rejection of work guard will not wait for — a native
+ * promise only: adopting a thenable calls its `then`, and a lazy one (a knex
+ * or objection query builder, a mongoose Query, a drizzle query) runs its
+ * query there. guard refused it (deadline over, client gone, an option
+ * refused) and still sent the query nobody would wait for.
+ */
+function handleLater(work: unknown): void {
+  if (work instanceof Promise) work.then(undefined, () => {})
 }

@@ -46,12 +46,10 @@ export async function settleWithin<T>(
   ms: number,
   until: Pick<WaitOptions, 'deadline' | 'signal' | 'clock'>,
 ): Promise<WorkOutcome<T> | undefined> {
-  // A value, or a thenable that is no Promise, is awaited as `await` would.
-  const promise = Promise.resolve(work)
   if (ms === Number.POSITIVE_INFINITY && !hasBound(until)) {
     // Nothing ends this wait but `work`: through `wait(Infinity)` a pending
     // `work` kept the process alive for good.
-    return promise.then<WorkOutcome<T>, WorkOutcome<T>>(
+    return Promise.resolve(work).then<WorkOutcome<T>, WorkOutcome<T>>(
       (value) => ({ ok: true, value }),
       (error: unknown) => ({ ok: false, error }),
     )
@@ -59,7 +57,9 @@ export async function settleWithin<T>(
   // When the deadline or the signal has already ended, `wait` rejects before
   // `work` is ever subscribed to: its later rejection, which nobody awaits
   // any more, must not be an unhandled rejection (that ends the process).
-  promise.catch(noop)
+  // A native promise only: adopting a thenable calls its `then`, which runs
+  // a lazy one's work (a query builder's query) that nobody will wait for.
+  if (work instanceof Promise) work.catch(noop)
   // The one object `work`'s handlers reach. `work` may be shared and outlive
   // this caller by far (a run other callers join, a store round trip that
   // never answers): handlers that held `wake` itself kept this wait's settle,
@@ -71,6 +71,11 @@ export async function settleWithin<T>(
     ...until,
     wakeOn: (wake) => {
       link.wake = wake
+      // A value, or a thenable that is no Promise, is awaited as `await`
+      // would — adopted here, once the wait is armed (not when the deadline
+      // or the signal had already ended it).
+      const promise = Promise.resolve(work)
+      promise.catch(noop)
       promise.then(
         (value) => {
           link.outcome = { ok: true, value }
