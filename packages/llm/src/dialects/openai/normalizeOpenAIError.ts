@@ -2,7 +2,7 @@ import type { NormalizedError } from '../../types.js'
 import { type BodyVerdict, classifyError, classifyStreamError } from '../classifyError.js'
 import type { ErrorInput, StreamErrorInput } from '../ErrorInput.js'
 import { readGeminiError } from '../gemini/errors.js'
-import { getRecord } from '../safeJson.js'
+import { getRecord, getString } from '../safeJson.js'
 import { readOpenAIError } from './errors.js'
 
 /**
@@ -27,7 +27,7 @@ export function normalizeOpenAIStreamError(frame: StreamErrorInput): NormalizedE
 
 function readCompatibleError(json: unknown, text: string, status: number): BodyVerdict | undefined {
   if (isGoogleError(json)) return readGeminiError(json, text, status)
-  const verdict = readOpenAIError(json)
+  const verdict = readOpenAIError(json) ?? readOpenAIError(flatError(json))
   // A 400 `invalid_prompt`: "Invalid prompt: your prompt was flagged as
   // potentially violating our usage policy" (a reasoning model's safety
   // check). As the status's `bad_request` it reached a gateway's client as
@@ -38,6 +38,20 @@ function readCompatibleError(json: unknown, text: string, status: number): BodyV
     return { ...verdict, kind: 'content_policy' }
   }
   return verdict
+}
+
+/**
+ * vLLM before 0.10.1 (vllm-project/vllm#22099), SGLang's chat endpoint,
+ * LMDeploy, FastChat: OpenAI's error fields at the top level, marked
+ * `"object": "error"` (vllm-project/vllm#12886). Read as OpenAI's nested
+ * body; unread, an over-long prompt was `bad_request` with the raw JSON as
+ * its message, and the prompt-too-long recovery never ran.
+ */
+function flatError(json: unknown): unknown {
+  if (getString(json, 'object') !== 'error' || getRecord(json, 'error') !== undefined)
+    return undefined
+  if (getString(json, 'message') === undefined) return undefined
+  return { error: json }
 }
 
 /**
