@@ -472,7 +472,11 @@ export class Admission {
       hasFallback = again.hasFallback
     }
     const startedAt = this.#clock.now()
-    const place = { since: request.waitingSince ?? startedAt, arrival: ++this.#arrivals, lanes }
+    const place: Place = {
+      since: request.waitingSince ?? startedAt,
+      arrival: ++this.#arrivals,
+      lanes,
+    }
     let seen = slots.map((slot) => slot.reopened)
     // Whether this request was held back (a cooldown, a probe, the stagger, a
     // limit's window): only then is the time since it came a wait. A grant on
@@ -627,6 +631,13 @@ export class Admission {
               // A metrics hook must not change admission (a rejecting async one neither).
               callHook(this.#limits.onWait, provider, limit.limit, waitMs)
               heldBack = true
+              // Waiting for a window, not for a probe: one kept for it goes on
+              // down the line, and none is kept for it until it looks again.
+              // Kept, a caller waiting a minute for a TPM reset held the
+              // half-open probe, and every smaller request that fitted waited
+              // with it (to its deadline) after the cooldown had ended.
+              place.waitingForWindow = true
+              passProbes(slots, place)
               // Woken early when a count is given back (a request not sent):
               // room before the reset, which this caller asleep until the
               // reset (up to a whole window) left unused.
@@ -642,25 +653,30 @@ export class Admission {
               // Woken by the reset line, not by a request given back: no
               // room is owed on (`handOn`), none was given.
               let byReset = false
-              const woke = await wait(Math.min(waitMs, MAX_TIMER_MS), {
-                ...until,
-                wakeOn: (wake) => {
-                  const offRoom = limits.onRoom(provider, limit.limit, wake, limit.roomSeen)
-                  const offReset = joinReset(this.#resets, line, {
-                    place,
-                    dueAt,
-                    left: false,
-                    wake: () => {
-                      byReset = true
-                      wake()
-                    },
-                  })
-                  return () => {
-                    offRoom()
-                    offReset()
-                  }
-                },
-              })
+              let woke: Awaited<ReturnType<typeof wait>>
+              try {
+                woke = await wait(Math.min(waitMs, MAX_TIMER_MS), {
+                  ...until,
+                  wakeOn: (wake) => {
+                    const offRoom = limits.onRoom(provider, limit.limit, wake, limit.roomSeen)
+                    const offReset = joinReset(this.#resets, line, {
+                      place,
+                      dueAt,
+                      left: false,
+                      wake: () => {
+                        byReset = true
+                        wake()
+                      },
+                    })
+                    return () => {
+                      offRoom()
+                      offReset()
+                    }
+                  },
+                })
+              } finally {
+                place.waitingForWindow = false
+              }
               owedRoom = woke === 'woken' && !byReset && limit.limit === 'rpm'
               // At the reset: the callers before it in line that wait for the
               // same reset are woken first, and count before it.

@@ -86,6 +86,8 @@ export interface Place {
    * (`mayProbe`), or is held by another of its slots. None: taken as able.
    */
   lanes?: readonly Lane[] | undefined
+  /** Waiting for a `ProviderLimits` window's reset: it cannot take a probe now (`mayProbe`). */
+  waitingForWindow?: boolean | undefined
 }
 
 /** Orders places: the longest waiting first. */

@@ -46,6 +46,7 @@ export function mayProbe(slot: Slot, place: Place, now: number): boolean {
 
 /** Whether the caller at `place` could be granted now: none of its lanes is held but for a probe to send. */
 function canGo(place: Place, now: number): boolean {
+  if (place.waitingForWindow === true) return false
   return place.lanes === undefined || chooseSlot(place.lanes, now, 0, 0).kind === 'grant'
 }
 
