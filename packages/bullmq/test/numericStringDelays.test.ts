@@ -34,6 +34,9 @@ describe.skipIf(!available)(
       await expect.poll(() => ends.length).toBe(1)
       expect([ends[0]!.outcome, ends[0]!.retryDelayMs]).toEqual(['no_time_to_retry', 60_000])
       expect(processor.counts.retriesDropped).toBe(1)
+      // The end is published when the attempt ends, before BullMQ's worker
+      // moves the job (a suite run read it still active): waited for.
+      await expect.poll(async () => (await queue.getJobs(['failed', 'delayed'])).length).toBe(1)
       const [job] = await queue.getJobs(['failed', 'delayed'])
       expect(await job!.getState()).toBe('failed')
       expect(job!.failedReason).toMatch(/after 60000 ms, would not fit; not retried/)
