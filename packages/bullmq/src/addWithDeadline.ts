@@ -6,6 +6,7 @@ import {
   describeValue,
   expiryError,
   isDeadline,
+  isForeignExpiry,
   MAX_TIMER_MS,
   markExpiryOf,
   optionError,
@@ -420,7 +421,15 @@ function unrunnable(
   // it the caller's own. Near its end, the deadline's own (a client's
   // refusal for lack of its budget): the request's expiry when it is the
   // request's, or a slice of it.
-  return asOwnOrForeignExpiry(markExpiryOf(error, deadline), deadline)
+  const judged = asOwnOrForeignExpiry(markExpiryOf(error, deadline), deadline)
+  // A bug, not a timeout: its prototype's 504 made Express's own final
+  // handler (and the `err.status ?? 500` handler core's README shows)
+  // answer `504 Gateway Timeout` for a schedule that could never fit.
+  if (isForeignExpiry(judged)) {
+    ;(judged as { status: number }).status = 500
+    ;(judged as { statusCode: number }).statusCode = 500
+  }
+  return judged
 }
 
 /** A job about to be refused: what `refuse` reports of it. */
