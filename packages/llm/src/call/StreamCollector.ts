@@ -186,7 +186,11 @@ export class StreamCollector {
         this.#finishReason = event.finishReason
         this.#providerFinishReason = event.providerFinishReason
         if (event.usage !== undefined) {
-          this.#usage = event.usage
+          // A copy: the event goes to the consumer, who may edit it (a
+          // running total kept in the first usage object), and this one is
+          // what the answer reports, the attempt costs and the budget spends
+          // (one such edit charged $25 to a $1 budget for 3 tokens).
+          this.#usage = { ...event.usage }
           this.#usageReported = true
         }
         if (event.id !== undefined) this.#id = event.id
