@@ -9,6 +9,7 @@ import {
 } from '@hourglass/core'
 import { deadline, deadlineErrors, expressChannels } from '@hourglass/express'
 import express, { type NextFunction, type Request, type Response } from 'express'
+import express4 from 'express4'
 import { describe, expect, it, onTestFinished } from 'vitest'
 import { addWithDeadline } from '../src/index.js'
 import { collect } from './support/observe.js'
@@ -23,12 +24,20 @@ import { available, useRedisQueues } from './support/redisQueues.js'
 describe.skipIf(!available)('a delay refused under a request', () => {
   const redis = useRedisQueues()
 
-  /** An Express app with deadline() and deadlineErrors() whose handler adds a delayed job; what reached the app's own error handler. */
-  async function serve(options: Parameters<typeof deadline>[0], before: () => void = () => {}) {
+  /**
+   * An Express app with deadline() and deadlineErrors() whose handler adds a
+   * delayed job; what reached the app's own error handler. `ownHandler:
+   * false`: none after deadlineErrors(), Express's own final handler answers.
+   */
+  async function serve(
+    options: Parameters<typeof deadline>[0],
+    before: () => void = () => {},
+    { ownHandler = true, makeApp = () => express() } = {},
+  ) {
     const { queue } = await redis.queue()
     const passedOn: unknown[] = []
     const expired = collect(expressChannels.expire)
-    const app = express()
+    const app = makeApp()
     app.use(deadline(options))
     app.post('/remind', async (_req, res, next) => {
       before()
@@ -40,10 +49,15 @@ describe.skipIf(!available)('a delay refused under a request', () => {
       }
     })
     app.use(deadlineErrors())
-    app.use((error: unknown, _req: Request, res: Response, _next: NextFunction) => {
-      passedOn.push(error)
-      res.status(500).json({ error: 'internal' })
-    })
+    if (ownHandler) {
+      app.use((error: unknown, _req: Request, res: Response, _next: NextFunction) => {
+        passedOn.push(error)
+        res.status(500).json({ error: 'internal' })
+      })
+    } else {
+      // Express's final handler: no stack in the answer.
+      app.set('env', 'production')
+    }
     const server = app.listen(0, '127.0.0.1')
     await once(server, 'listening')
     onTestFinished(() => {
@@ -75,6 +89,27 @@ describe.skipIf(!available)('a delay refused under a request', () => {
     expect((passedOn[0] as Error).message).toMatch(/has a delay of 5000 ms but only \d+ ms left/)
     expect(await queue.count()).toBe(0)
   })
+
+  // A DeadlineExceededError says 504 on its prototype: with no handler of
+  // the app's, Express's own final handler (and an `err.status ?? 500`
+  // handler) answered `504 Gateway Timeout` 2 ms into a 2 s request, for a
+  // schedule that could never fit.
+  it.each([
+    { name: 'express 5', makeApp: () => express() },
+    { name: 'express 4', makeApp: () => express4() },
+  ])(
+    "with most of the request's time left and no handler of the app's: Express answers 500, not 504 Gateway Timeout ($name)",
+    async ({ makeApp }) => {
+      const { res, queue } = await serve({ defaultMs: 2000, clock: new ManualClock() }, undefined, {
+        ownHandler: false,
+        makeApp: makeApp as () => ReturnType<typeof express>,
+      })
+      await res.text()
+      expect(res.status).toBe(500)
+      expect(res.headers.get('x-deadline-expired')).toBeNull()
+      expect(await queue.count()).toBe(0)
+    },
+  )
 
   it("with the request's time really gone (within the largest reserve of its end), it is still the request's 504", async () => {
     const clock = new ManualClock()

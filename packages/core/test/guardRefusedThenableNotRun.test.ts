@@ -1,5 +1,6 @@
 import { Deadline, guard, isDeadlineExceeded, ManualClock } from '@hourglass/core'
 import { describe, expect, it } from 'vitest'
+import { lazyQuery } from './support/lazyQuery.js'
 
 /**
  * A lazy thenable (a knex or objection query builder, a mongoose Query, a
@@ -7,26 +8,6 @@ import { describe, expect, it } from 'vitest'
  * — deadline over, client gone, a bad option — and still called `then` to
  * handle a later rejection: the query nobody would wait for was sent.
  */
-function lazyQuery() {
-  let runs = 0
-  let cancels = 0
-  return {
-    get runs() {
-      return runs
-    },
-    get cancels() {
-      return cancels
-    },
-    cancel() {
-      cancels++
-    },
-    // biome-ignore lint/suspicious/noThenProperty: a thenable is what this test is about
-    then(onOk: (value: string) => unknown, onError?: (error: unknown) => unknown) {
-      runs++
-      return Promise.resolve('rows').then(onOk, onError)
-    },
-  }
-}
 
 describe('guard does not run a lazy thenable it refuses', () => {
   it('under a deadline that has expired', async () => {

@@ -1,26 +1,10 @@
 import { Deadline, guard, ManualClock } from '@hourglass/core'
 import { expect, it } from 'vitest'
+import { lazyQuery } from './support/lazyQuery.js'
 
 // A lazy thenable (a knex or objection query builder, a mongoose Query):
 // each call of its `then` runs the query once, and mongoose refuses a
 // second run ("Query was already executed"). guard must adopt it once.
-function lazyQuery() {
-  let runs = 0
-  return {
-    get runs() {
-      return runs
-    },
-    // biome-ignore lint/suspicious/noThenProperty: a thenable is what this test is about
-    then(onOk: (value: string) => unknown, onError?: (error: unknown) => unknown) {
-      runs++
-      const ran =
-        runs === 1
-          ? Promise.resolve('rows')
-          : Promise.reject(new Error('Query was already executed'))
-      return ran.then(onOk, onError)
-    },
-  }
-}
 
 it('runs a lazy thenable once and answers with its result', async () => {
   const clock = new ManualClock()

@@ -1,22 +1,10 @@
 import { Deadline, ManualClock, outcomeWithin, untilEnded } from '@hourglass/core'
 import { expect, it } from 'vitest'
+import { lazyQuery } from './support/lazyQuery.js'
 
 // A lazy thenable (a query builder) runs its query when `then` is called.
 // With the deadline or the signal already over, the wait rejects without
 // waiting: nothing should start the query either.
-function lazyQuery() {
-  let runs = 0
-  return {
-    get runs() {
-      return runs
-    },
-    // biome-ignore lint/suspicious/noThenProperty: a thenable is what this test is about
-    then(onOk: (value: string) => unknown, onError?: (error: unknown) => unknown) {
-      runs++
-      return Promise.resolve('rows').then(onOk, onError)
-    },
-  }
-}
 
 it('untilEnded does not run a lazy thenable under a deadline already over', async () => {
   const query = lazyQuery()
